@@ -1,0 +1,81 @@
+"""Capture: argument values become shapes here, and go no further.
+
+``shape_of`` and ``capture_args`` are pure functions. Nothing in this module keeps, logs or
+raises with a value: the only things that leave it are enum members.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from client.catalogue import Tool
+from client.schema import MAX_ARGS, ArgName, ArgShape, ArgType, SizeBucket
+
+__all__ = ["BUCKET_BOUNDS", "bucket", "capture_args", "shape_of"]
+
+#: Upper bounds (inclusive) of each bucket, in order; anything larger is ``over_1m``.
+BUCKET_BOUNDS: tuple[tuple[int, SizeBucket], ...] = (
+    (0, SizeBucket.zero),
+    (16, SizeBucket.up_to_16),
+    (256, SizeBucket.up_to_256),
+    (4 * 1024, SizeBucket.up_to_4k),
+    (64 * 1024, SizeBucket.up_to_64k),
+    (1024 * 1024, SizeBucket.up_to_1m),
+)
+
+
+def bucket(size: int) -> SizeBucket:
+    """The bucket of a non-negative size (bytes, items or keys)."""
+    if size < 0:
+        raise ValueError("size must be non-negative")
+    for bound, name in BUCKET_BOUNDS:
+        if size <= bound:
+            return name
+    return SizeBucket.over_1m
+
+
+def _utf8_len(text: str) -> int:
+    # Every code point is 1-4 bytes: skip the encode when the bucket is already decided.
+    n = len(text)
+    if n == 0:
+        return 0
+    if n > 1024 * 1024:
+        return n  # more than 1 MiB of code points is over 1 MiB of bytes
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def shape_of(value: object) -> tuple[ArgType, SizeBucket | None]:
+    """The JSON type and size bucket of one value."""
+    if value is None:
+        return ArgType.null, None
+    if isinstance(value, bool):
+        return ArgType.boolean, None
+    if isinstance(value, int):
+        return ArgType.integer, None
+    if isinstance(value, float):
+        return ArgType.number, None
+    if isinstance(value, str):
+        return ArgType.string, bucket(_utf8_len(value))
+    if isinstance(value, Mapping):
+        return ArgType.object, bucket(len(value))
+    if isinstance(value, list | tuple):
+        return ArgType.array, bucket(len(value))
+    # Not JSON: report it as the closest JSON type without looking inside.
+    return ArgType.object, None
+
+
+def capture_args(tool: Tool | None, args: Mapping[str, Any]) -> tuple[ArgShape, ...]:
+    """One shape per top-level argument, sorted, at most ``MAX_ARGS``.
+
+    A name is kept only when the tool's schema declares it; any other key becomes ``other``
+    (a key can carry a value too).
+    """
+    declared = tool.arg_names if tool is not None else {}
+    shapes = []
+    for key, value in args.items():
+        arg_type, size = shape_of(value)
+        name = declared.get(key, ArgName.other) if isinstance(key, str) else ArgName.other
+        shapes.append(ArgShape(name=name, type=arg_type, size=size))
+    shapes.sort(key=lambda s: (s.name is ArgName.other, s.name.value, s.type.value, str(s.size)))
+    return tuple(shapes[:MAX_ARGS])

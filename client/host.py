@@ -1,0 +1,306 @@
+"""ToolHost: every tool call passes through here.
+
+``dispatch`` validates the arguments against the tool's catalogue schema, calls the handler,
+records (tool, outcome) in the ring, and on failure keeps a ``FailureContext`` that holds only
+shapes. Values stop here: error messages name arguments and rules, never what was passed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError
+
+from client.apps import AppProbe, StaticAppProbe
+from client.capture import capture_args
+from client.catalogue import Catalogue, Tool, load_catalogue
+from client.errors import ToolFailure
+from client.ring import Ring
+from client.schema import AppState, ArgShape, ErrorClass, Outcome, RingEntry, ToolName
+
+__all__ = ["FailureContext", "Handler", "Reply", "ToolError", "ToolHost", "ToolResult"]
+
+log = logging.getLogger(__name__)
+
+#: A handler takes the validated arguments and returns a JSON-able value or a ``Reply``.
+Handler = Callable[[Mapping[str, Any]], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """What a handler returns when the outcome is not plainly ``ok``."""
+
+    result: Any
+    outcome: Outcome = Outcome.ok
+
+
+@dataclass(frozen=True, slots=True)
+class ToolError:
+    error_class: ErrorClass
+    code: str
+    message: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"class": self.error_class.value, "code": self.code, "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class FailureContext:
+    """What LMCP keeps of a failed call: shapes and enums, never a value."""
+
+    tool: ToolName
+    error_class: ErrorClass
+    args: tuple[ArgShape, ...]
+    ring: tuple[RingEntry, ...]
+    app: AppState
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    tool: str
+    outcome: Outcome
+    result: Any = None
+    error: ToolError | None = None
+    #: True when a friction report can be offered to the user for this call.
+    can_report_friction: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome in (Outcome.ok, Outcome.preview)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"ok": self.ok, "outcome": self.outcome.value}
+        if self.error is not None:
+            out["error"] = self.error.to_dict()
+        else:
+            out["result"] = self.result
+        if self.can_report_friction:
+            out["friction"] = {"can_report": True, "tool_attempted": self.tool}
+        return out
+
+
+def _declared(tool: Tool) -> Mapping[str, Any]:
+    props: Mapping[str, Any] = tool.input_schema.get("properties", {})
+    return props
+
+
+def describe_validation_error(tool: Tool, error: ValidationError) -> str:
+    """A message naming the argument and the rule, built only from the schema's own text."""
+    props = _declared(tool)
+    path = [p for p in error.absolute_path]
+    where = ""
+    if path and isinstance(path[0], str) and path[0] in props:
+        where = f"argument '{path[0]}'"
+        for part in path[1:]:
+            where += f"[{part}]" if isinstance(part, int) else ".<key>"
+    rule = str(error.validator)
+    expected = error.validator_value
+    if rule == "required":
+        missing = [
+            r for r in expected if isinstance(error.instance, dict) and r not in error.instance
+        ]
+        return f"missing required argument '{missing[0] if missing else '?'}'"
+    if rule == "anyOf" and not path:
+        options = [" + ".join(o.get("required", [])) for o in expected if isinstance(o, dict)]
+        return "needs one of: " + ", ".join(f"'{o}'" for o in options)
+    target = where or "arguments"
+    explain = {
+        "type": f"must be of type {expected}",
+        "enum": "must be one of the values the schema lists",
+        "minLength": f"must be at least {expected} characters",
+        "maxLength": f"must be at most {expected} characters",
+        "minimum": f"must be >= {expected}",
+        "maximum": f"must be <= {expected}",
+        "minItems": f"must have at least {expected} items",
+        "maxItems": f"must have at most {expected} items",
+        "pattern": "does not match the required pattern",
+    }.get(rule, "is not valid")
+    return f"{target} breaks rule '{rule}': {explain}"
+
+
+class ToolHost:
+    """Dispatches tool calls, keeps the ring and the latest failure of each tool."""
+
+    def __init__(
+        self,
+        handlers: Mapping[str, Handler] | None = None,
+        *,
+        catalogue: Catalogue | None = None,
+        ring: Ring | None = None,
+        app_probe: AppProbe | None = None,
+        on_failure: Callable[[FailureContext], None] | None = None,
+    ) -> None:
+        self.catalogue = catalogue or load_catalogue()
+        self.ring = ring or Ring()
+        self.app_probe: AppProbe = app_probe or StaticAppProbe()
+        self._handlers: dict[str, Handler] = dict(handlers or {})
+        self._validators: dict[str, Draft202012Validator] = {}
+        self._failures: dict[ToolName, FailureContext] = {}
+        self._last_failure: FailureContext | None = None
+        self._on_failure = on_failure
+
+    # -- registration ---------------------------------------------------------------------
+    def register(self, name: str, handler: Handler) -> None:
+        if name not in self.catalogue:
+            raise KeyError(f"not a catalogue tool: {name}")
+        self._handlers[name] = handler
+
+    def register_all(self, handlers: Mapping[str, Handler]) -> None:
+        for name, handler in handlers.items():
+            self.register(name, handler)
+
+    def handles(self, name: str) -> bool:
+        return name in self._handlers
+
+    @property
+    def tool_names(self) -> Iterable[str]:
+        return self.catalogue.tools.keys()
+
+    # -- failures -------------------------------------------------------------------------
+    def failure_for(self, tool: str | None) -> FailureContext | None:
+        """The latest failure of ``tool`` (a catalogue name), else the latest failure of all."""
+        if tool:
+            found = self._failures.get(self.catalogue.tool_name(tool))
+            if found is not None:
+                return found
+        return self._last_failure
+
+    @property
+    def last_failure(self) -> FailureContext | None:
+        return self._last_failure
+
+    # -- dispatch -------------------------------------------------------------------------
+    def validate(self, tool: Tool, args: Mapping[str, Any]) -> str | None:
+        """None when ``args`` are valid for ``tool``; else a value-free reason."""
+        props = _declared(tool)
+        undeclared = sum(1 for key in args if key not in props)
+        if undeclared:
+            return f"{undeclared} argument(s) not declared by tool '{tool.name}'"
+        validator = self._validators.get(tool.name)
+        if validator is None:
+            validator = Draft202012Validator(dict(tool.input_schema))
+            self._validators[tool.name] = validator
+        error = next(iter(sorted(validator.iter_errors(args), key=_error_rank)), None)
+        return None if error is None else describe_validation_error(tool, error)
+
+    def dispatch(self, name: str, args: Mapping[str, Any] | None = None) -> ToolResult:
+        args = {} if args is None else args
+        tool = self.catalogue.get(name)
+        if tool is None:
+            return self._failed(
+                None,
+                name,
+                args,
+                ErrorClass.unknown_tool,
+                "unknown_tool",
+                "no such tool in the LMCP catalogue",
+                Outcome.invalid,
+            )
+        if not isinstance(args, Mapping):
+            return self._failed(
+                tool,
+                name,
+                {},
+                ErrorClass.invalid_arguments,
+                "invalid_arguments",
+                "arguments must be an object",
+                Outcome.invalid,
+            )
+        problem = self.validate(tool, args)
+        if problem is not None:
+            return self._failed(
+                tool,
+                name,
+                args,
+                ErrorClass.invalid_arguments,
+                "invalid_arguments",
+                problem,
+                Outcome.invalid,
+            )
+        handler = self._handlers.get(name)
+        if handler is None:
+            return self._failed(
+                tool,
+                name,
+                args,
+                ErrorClass.unavailable,
+                "not_available",
+                "this tool is not available in this installation",
+                Outcome.failed,
+            )
+        try:
+            out = handler(args)
+        except ToolFailure as failure:
+            return self._failed(
+                tool,
+                name,
+                args,
+                failure.error_class,
+                failure.code,
+                failure.message,
+                failure.outcome,
+            )
+        except Exception as exc:  # a bug: never let its text (it may hold a value) escape
+            log.error("tool %s raised %s", name, type(exc).__name__)
+            return self._failed(
+                tool,
+                name,
+                args,
+                ErrorClass.internal_error,
+                "internal_error",
+                "the tool failed unexpectedly",
+                Outcome.failed,
+            )
+        if isinstance(out, Reply):
+            result, outcome = out.result, out.outcome
+        else:
+            result, outcome = out, Outcome.ok
+        self.ring.record(tool.ring_entries[outcome])
+        if outcome is Outcome.empty:
+            self._keep_failure(tool, args, ErrorClass.empty_result)
+            return ToolResult(name, outcome, result, can_report_friction=True)
+        return ToolResult(name, outcome, result)
+
+    def _failed(
+        self,
+        tool: Tool | None,
+        name: str,
+        args: Mapping[str, Any],
+        error_class: ErrorClass,
+        code: str,
+        message: str,
+        outcome: Outcome,
+    ) -> ToolResult:
+        entries = tool.ring_entries if tool is not None else self.catalogue.other_ring_entries
+        self.ring.record(entries[outcome])
+        self._keep_failure(tool, args, error_class)
+        shown = name if tool is not None else ToolName.other.value
+        return ToolResult(shown, outcome, None, ToolError(error_class, code, message), True)
+
+    def _keep_failure(
+        self, tool: Tool | None, args: Mapping[str, Any], error_class: ErrorClass
+    ) -> None:
+        app = self.app_probe.state(tool.app) if tool is not None else AppState()
+        ctx = FailureContext(
+            tool=tool.tool_name if tool is not None else ToolName.other,
+            error_class=error_class,
+            args=capture_args(tool, args),
+            ring=self.ring.snapshot(),
+            app=app,
+        )
+        self._failures[ctx.tool] = ctx
+        self._last_failure = ctx
+        if self._on_failure is not None:
+            try:
+                self._on_failure(ctx)
+            except Exception as exc:  # a listener never breaks the host
+                log.warning("failure listener raised %s", type(exc).__name__)
+
+
+def _error_rank(error: ValidationError) -> tuple[int, int]:
+    # Prefer shallow, specific errors: 'required' before nested type errors, etc.
+    return (len(error.absolute_path), 0 if error.validator == "required" else 1)

@@ -1,0 +1,72 @@
+"""Where the client keeps its state: everything lives under one ``LMCP_HOME``.
+
+A test or a user isolates the client completely by pointing ``LMCP_HOME`` at a folder.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+
+__all__ = ["LmcpHome"]
+
+
+@dataclass(frozen=True, slots=True)
+class LmcpHome:
+    root: Path
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> LmcpHome:
+        env = os.environ if environ is None else environ
+        configured = env.get("LMCP_HOME")
+        root = Path(configured) if configured else Path(platformdirs.user_data_dir("lmcp", False))
+        return cls(root.expanduser())
+
+    def ensure(self) -> LmcpHome:
+        self.root.mkdir(parents=True, exist_ok=True)
+        return self
+
+    @property
+    def settings(self) -> Path:
+        """Consent and other user settings (JSON)."""
+        return self.root / "settings.json"
+
+    @property
+    def outbox(self) -> Path:
+        """Signals waiting for delivery (JSON, bounded)."""
+        return self.root / "outbox.json"
+
+    @property
+    def sent_log(self) -> Path:
+        """What was sent, for ``lmcp signals log`` (JSON lines, bounded)."""
+        return self.root / "sent.jsonl"
+
+    @property
+    def last_failure(self) -> Path:
+        """The latest failure's shapes, for ``lmcp signals preview`` (JSON, shapes only)."""
+        return self.root / "last_failure.json"
+
+    @property
+    def apps(self) -> Path:
+        """The app-state file read by ``FileAppProbe``."""
+        return self.root / "apps.json"
+
+    @property
+    def notes(self) -> Path:
+        return self.root / "notes"
+
+    @property
+    def files_root(self) -> Path:
+        return self.root / "files"
+
+    @property
+    def maildir(self) -> Path:
+        return self.root / "mail"
+
+    @property
+    def recipes(self) -> Path:
+        return self.root / "recipes"
