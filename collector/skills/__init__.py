@@ -1,0 +1,1 @@
+"""Cloud Skills: versioned, reviewed, shareable procedures hosted by the collector."""
