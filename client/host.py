@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -91,14 +91,14 @@ def _declared(tool: Tool) -> Mapping[str, Any]:
 def describe_validation_error(tool: Tool, error: ValidationError) -> str:
     """A message naming the argument and the rule, built only from the schema's own text."""
     props = _declared(tool)
-    path = [p for p in error.absolute_path]
+    path = list(error.absolute_path)
     where = ""
     if path and isinstance(path[0], str) and path[0] in props:
         where = f"argument '{path[0]}'"
         for part in path[1:]:
             where += f"[{part}]" if isinstance(part, int) else ".<key>"
     rule = str(error.validator)
-    expected = error.validator_value
+    expected: Any = error.validator_value
     if rule == "required":
         missing = [
             r for r in expected if isinstance(error.instance, dict) and r not in error.instance
@@ -141,7 +141,9 @@ class ToolHost:
         self._validators: dict[str, Draft202012Validator] = {}
         self._failures: dict[ToolName, FailureContext] = {}
         self._last_failure: FailureContext | None = None
-        self._on_failure = on_failure
+        self._listeners: list[Callable[[FailureContext], None]] = []
+        if on_failure is not None:
+            self._listeners.append(on_failure)
 
     # -- registration ---------------------------------------------------------------------
     def register(self, name: str, handler: Handler) -> None:
@@ -153,6 +155,11 @@ class ToolHost:
         for name, handler in handlers.items():
             self.register(name, handler)
 
+    def add_failure_listener(self, listener: Callable[[FailureContext], None]) -> None:
+        """Call ``listener`` with every new FailureContext (it must not raise; if it does,
+        the error is logged by type only and the host carries on)."""
+        self._listeners.append(listener)
+
     def handles(self, name: str) -> bool:
         return name in self._handlers
 
@@ -161,13 +168,16 @@ class ToolHost:
         return self.catalogue.tools.keys()
 
     # -- failures -------------------------------------------------------------------------
-    def failure_for(self, tool: str | None) -> FailureContext | None:
-        """The latest failure of ``tool`` (a catalogue name), else the latest failure of all."""
-        if tool:
-            found = self._failures.get(self.catalogue.tool_name(tool))
-            if found is not None:
-                return found
-        return self._last_failure
+    def failure_for(self, tool: str) -> FailureContext | None:
+        """The latest failure of ``tool`` (any name; outside the catalogue means ``other``)."""
+        return self._failures.get(self.catalogue.tool_name(tool))
+
+    def forget_failure(self, ctx: FailureContext) -> None:
+        """Drop ``ctx`` once it has been reported, so one failure is not reported twice."""
+        if self._failures.get(ctx.tool) is ctx:
+            del self._failures[ctx.tool]
+        if self._last_failure is ctx:
+            self._last_failure = None
 
     @property
     def last_failure(self) -> FailureContext | None:
@@ -281,9 +291,14 @@ class ToolHost:
         shown = name if tool is not None else ToolName.other.value
         return ToolResult(shown, outcome, None, ToolError(error_class, code, message), True)
 
+    #: Failures of these tools are not kept: reporting friction is never about reporting itself.
+    UNREPORTED_TOOLS = frozenset({"report_friction"})
+
     def _keep_failure(
         self, tool: Tool | None, args: Mapping[str, Any], error_class: ErrorClass
     ) -> None:
+        if tool is not None and tool.name in self.UNREPORTED_TOOLS:
+            return
         app = self.app_probe.state(tool.app) if tool is not None else AppState()
         ctx = FailureContext(
             tool=tool.tool_name if tool is not None else ToolName.other,
@@ -294,9 +309,9 @@ class ToolHost:
         )
         self._failures[ctx.tool] = ctx
         self._last_failure = ctx
-        if self._on_failure is not None:
+        for listener in self._listeners:
             try:
-                self._on_failure(ctx)
+                listener(ctx)
             except Exception as exc:  # a listener never breaks the host
                 log.warning("failure listener raised %s", type(exc).__name__)
 

@@ -73,6 +73,7 @@ class ErrorClass(StrEnum):
     needs_confirmation = "needs_confirmation"  # only a preview came back where a result was needed
     step_failed = "step_failed"  # a recipe step failed (the step's own failure is in the ring)
     internal_error = "internal_error"  # a bug in LMCP: an unexpected exception
+    no_failure = "no_failure"  # LMCP saw no failure of this tool; the agent reported friction
 
 
 class Outcome(StrEnum):

@@ -9,8 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Literal
 
-
-from pydantic import BaseModel, ConfigDict, Field, UUID4
+from pydantic import UUID4, BaseModel, ConfigDict, Field
 
 from client.schema._enums import (
     ArgType,

@@ -5,7 +5,7 @@
 CREATE TYPE friction_type AS ENUM ('repeated_failure', 'task_abandoned', 'workaround_needed', 'cannot_complete', 'other');
 CREATE TYPE error_category AS ENUM ('permission', 'timeout', 'empty', 'not_found', 'parse', 'wrong_result', 'missing_capability', 'crash', 'other');
 CREATE TYPE intent_category AS ENUM ('find_email', 'read_email', 'send_email', 'send_message', 'read_messages', 'schedule_event', 'read_calendar', 'manage_reminder', 'manage_note', 'manage_contact', 'read_file', 'write_file', 'search_files', 'document_work', 'cloud_storage', 'browse_web', 'run_command', 'other');
-CREATE TYPE error_class AS ENUM ('invalid_arguments', 'unknown_tool', 'not_found', 'permission_denied', 'app_not_installed', 'app_not_running', 'conflict', 'too_large', 'timeout', 'unavailable', 'empty_result', 'needs_confirmation', 'step_failed', 'internal_error');
+CREATE TYPE error_class AS ENUM ('invalid_arguments', 'unknown_tool', 'not_found', 'permission_denied', 'app_not_installed', 'app_not_running', 'conflict', 'too_large', 'timeout', 'unavailable', 'empty_result', 'needs_confirmation', 'step_failed', 'internal_error', 'no_failure');
 CREATE TYPE outcome AS ENUM ('ok', 'empty', 'preview', 'invalid', 'failed');
 CREATE TYPE arg_type AS ENUM ('string', 'integer', 'number', 'boolean', 'null', 'array', 'object');
 CREATE TYPE size_bucket AS ENUM ('0', '1-16', '17-256', '257-4K', '4K-64K', '64K-1M', '1M+');

@@ -1,0 +1,239 @@
+"""``report_friction``: build an anonymous signal from the agent's enums and LMCP's own facts.
+
+Order matters: consent is checked FIRST -- when it is off, nothing is built, written or sent and
+no connection is opened. Then the input is validated (strict: the spec's enums, no unknown
+keys), the signal is built from the ``FailureContext`` (shapes only), sent in the call, and
+queued in the outbox if the collector cannot be reached.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import sys
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from client import __version__
+from client._files import atomic_write_bytes
+from client.errors import ToolFailure
+from client.host import FailureContext, ToolHost
+from client.outbox import Outbox
+from client.paths import LmcpHome
+from client.schema import (
+    MAX_ATTEMPT_COUNT,
+    SCHEMA_VERSION,
+    AppState,
+    ArgShape,
+    ClientInfo,
+    ErrorCategory,
+    ErrorClass,
+    FrictionSignal,
+    FrictionType,
+    IntentCategory,
+    Platform,
+    RingEntry,
+    ToolName,
+)
+from client.sender import Delivery, Sender
+from client.sentlog import SentLog
+
+__all__ = ["FrictionReporter", "ReportInput", "build_signal", "default_client_info"]
+
+log = logging.getLogger(__name__)
+
+
+class ReportInput(BaseModel):
+    """The ``report_friction`` input, exactly the spec's schema."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    friction_type: FrictionType
+    error_category: ErrorCategory | None = None
+    intent_category: IntentCategory | None = None
+    tool_attempted: str | None = None
+    attempt_count: int | None = None
+
+
+def default_client_info() -> ClientInfo:
+    platform = {"darwin": Platform.macos, "win32": Platform.windows}.get(
+        sys.platform, Platform.linux
+    )
+    return ClientInfo(version=__version__, platform=platform)
+
+
+def utc_today() -> dt.date:
+    return dt.datetime.now(dt.UTC).date()
+
+
+def build_signal(
+    request: ReportInput,
+    context: FailureContext | None,
+    *,
+    tool: ToolName,
+    client: ClientInfo,
+    day: dt.date,
+    ring: tuple[RingEntry, ...] = (),
+    app: AppState | None = None,
+) -> FrictionSignal:
+    """A signal from enums and shapes. Pure apart from the random ``signal_id``."""
+    count = request.attempt_count
+    if count is not None:
+        count = min(count, MAX_ATTEMPT_COUNT)
+    args: tuple[ArgShape, ...] = context.args if context else ()
+    return FrictionSignal(
+        schema_version=SCHEMA_VERSION,
+        signal_id=uuid.uuid4(),
+        day=day,
+        friction_type=request.friction_type,
+        error_category=request.error_category,
+        intent_category=request.intent_category,
+        tool_attempted=tool,
+        attempt_count=count,
+        error_class=context.error_class if context else ErrorClass.no_failure,
+        args=args,
+        ring=context.ring if context else ring,
+        app=context.app if context else (app or AppState()),
+        client=client,
+    )
+
+
+def _describe(error: ValidationError) -> str:
+    first = error.errors(include_input=False, include_url=False)[0]
+    field = ".".join(str(p) for p in first["loc"]) or "input"
+    return f"argument '{field}' breaks rule '{first['type']}'"
+
+
+class FrictionReporter:
+    def __init__(
+        self,
+        home: LmcpHome,
+        host: ToolHost,
+        consent: Any,
+        sender: Sender,
+        *,
+        outbox: Outbox | None = None,
+        sent_log: SentLog | None = None,
+        client: ClientInfo | None = None,
+        today: Callable[[], dt.date] = utc_today,
+    ) -> None:
+        self._home = home
+        self._host = host
+        self._consent = consent
+        self._sender = sender
+        self._outbox = outbox or Outbox(home)
+        self._log = sent_log or SentLog(home)
+        self._client = client or default_client_info()
+        self._today = today
+
+    @property
+    def client(self) -> ClientInfo:
+        return self._client
+
+    def __call__(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        return self.report(args)
+
+    def report(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        if not self._consent.enabled():
+            return {"sent": False, "reason": "anonymous_signals_off"}
+        signal, context = self.prepare(args)
+        result = self._sender.send([signal])
+        if context is not None:
+            self._host.forget_failure(context)
+        if result.status is Delivery.delivered:
+            self._log.append("delivered", [signal])
+            return {"sent": True, "signal_id": str(signal.signal_id)}
+        if result.status is Delivery.rejected:
+            self._log.append("rejected", [signal])
+            return {"sent": False, "reason": "rejected_by_collector"}
+        self._outbox.add([signal])
+        return {"sent": False, "queued": True}
+
+    def prepare(self, args: Mapping[str, Any]) -> tuple[FrictionSignal, FailureContext | None]:
+        """Validate the input and build the signal (no I/O). Raises ToolFailure on bad input."""
+        try:
+            # JSON mode: strict types, enums by their wire value.
+            request = ReportInput.model_validate_json(json.dumps(dict(args)))
+        except (TypeError, ValueError) as error:
+            if not isinstance(error, ValidationError):
+                raise ToolFailure(ErrorClass.invalid_arguments, "arguments are not JSON") from None
+            raise ToolFailure(ErrorClass.invalid_arguments, _describe(error)) from None
+        if request.attempt_count is not None and request.attempt_count < 1:
+            raise ToolFailure(
+                ErrorClass.invalid_arguments, "argument 'attempt_count' must be at least 1"
+            )
+        host = self._host
+        if request.tool_attempted is not None:
+            tool = host.catalogue.tool_name(request.tool_attempted)
+            context = host.failure_for(request.tool_attempted)
+        else:
+            context = host.last_failure
+            tool = context.tool if context else ToolName.other
+        entry = host.catalogue.get(tool.value)
+        app = host.app_probe.state(entry.app) if (context is None and entry) else None
+        signal = build_signal(
+            request,
+            context,
+            tool=tool,
+            client=self._client,
+            day=self._today(),
+            ring=host.ring.snapshot(),
+            app=app,
+        )
+        return signal, context
+
+    def flush(self) -> dict[str, int]:
+        """Deliver the outbox (``lmcp signals flush``). Consent off: nothing is sent."""
+        if not self._consent.enabled():
+            return {"delivered": 0, "rejected": 0, "pending": 0}
+        pending = self._outbox.pending()
+        delivered = rejected = 0
+        for start in range(0, len(pending), 100):
+            batch = pending[start : start + 100]
+            result = self._sender.send(batch)
+            if result.status is Delivery.failed:
+                break
+            self._outbox.remove(s.signal_id for s in batch)
+            if result.status is Delivery.delivered:
+                self._log.append("delivered", batch)
+                delivered += len(batch)
+            else:
+                self._log.append("rejected", batch)
+                rejected += len(batch)
+        return {"delivered": delivered, "rejected": rejected, "pending": len(self._outbox)}
+
+    # -- the latest failure, kept on disk for `lmcp signals preview` -------------------------
+    def remember_failure(self, context: FailureContext) -> None:
+        """Host listener: keep the latest failure's shapes on disk (only when consent is on)."""
+        if not self._consent.enabled():
+            return
+        doc = {
+            "tool": context.tool.value,
+            "error_class": context.error_class.value,
+            "args": [a.model_dump(mode="json") for a in context.args],
+            "ring": [r.model_dump(mode="json") for r in context.ring],
+            "app": context.app.model_dump(mode="json"),
+        }
+        atomic_write_bytes(self._home.last_failure, json.dumps(doc).encode())
+
+    def preview(self) -> FrictionSignal | None:
+        """The signal that would be sent for the latest failure (friction_type ``other``)."""
+        try:
+            doc = json.loads(self._home.last_failure.read_bytes())
+            context = FailureContext(
+                tool=ToolName(doc["tool"]),
+                error_class=ErrorClass(doc["error_class"]),
+                args=tuple(ArgShape.model_validate(a, strict=False) for a in doc["args"]),
+                ring=tuple(RingEntry.model_validate(r, strict=False) for r in doc["ring"]),
+                app=AppState.model_validate(doc["app"], strict=False),
+            )
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        request = ReportInput(friction_type=FrictionType.other)
+        return build_signal(
+            request, context, tool=context.tool, client=self._client, day=self._today()
+        )

@@ -1,0 +1,97 @@
+"""The wired client: one ``Runtime`` per LMCP process (the MCP server, the CLI, a simulated client).
+
+Everything is built from an environment mapping (``LMCP_HOME``, ``LMCP_COLLECTOR_URL`` and the
+consent variables), so a test or a simulation can run many isolated clients in one process.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import httpx
+
+from client.apps import AppProbe, FileAppProbe
+from client.consent import ConsentGate
+from client.friction import FrictionReporter
+from client.host import ToolHost
+from client.outbox import Outbox
+from client.paths import LmcpHome
+from client.schema import ClientInfo
+from client.sender import DEFAULT_URL, Sender
+from client.sentlog import SentLog
+
+__all__ = ["Runtime"]
+
+
+@dataclass
+class Runtime:
+    home: LmcpHome
+    host: ToolHost
+    consent: ConsentGate
+    reporter: FrictionReporter
+    sender: Sender
+    outbox: Outbox
+    sent_log: SentLog
+
+    @classmethod
+    def from_env(
+        cls,
+        environ: Mapping[str, str] | None = None,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        client_info: ClientInfo | None = None,
+        app_probe: AppProbe | None = None,
+    ) -> Runtime:
+        env = dict(os.environ if environ is None else environ)
+        home = LmcpHome.from_env(env)
+        probe = app_probe or FileAppProbe(home.apps)
+        host = ToolHost(app_probe=probe)
+        consent = ConsentGate(home, env)
+        sender = Sender(env.get("LMCP_COLLECTOR_URL") or DEFAULT_URL, transport=transport)
+        outbox = Outbox(home)
+        sent_log = SentLog(home)
+        reporter = FrictionReporter(
+            home, host, consent, sender, outbox=outbox, sent_log=sent_log, client=client_info
+        )
+        host.register("report_friction", reporter)
+        host.add_failure_listener(reporter.remember_failure)
+        _register_tools(host, home, probe, env, transport)
+        return cls(home, host, consent, reporter, sender, outbox, sent_log)
+
+    def close(self) -> None:
+        self.sender.close()
+
+    def __enter__(self) -> Runtime:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _register_tools(
+    host: ToolHost,
+    home: LmcpHome,
+    probe: AppProbe,
+    env: Mapping[str, str],
+    transport: httpx.BaseTransport | None,
+) -> None:
+    try:
+        from client.tools import builtin_handlers
+    except ImportError:
+        pass
+    else:
+        host.register_all(builtin_handlers(home, probe))
+    try:
+        from client.recipes import recipe_handlers
+    except ImportError:
+        pass
+    else:
+        host.register_all(recipe_handlers(home, host))
+    try:
+        from client.skills import skill_handlers
+    except ImportError:
+        pass
+    else:
+        host.register_all(skill_handlers(env, transport))

@@ -1,0 +1,105 @@
+"""A curated rule set that finds secret-looking literals.
+
+Used by ``recipe_export`` and by Cloud Skills to refuse documents that carry credentials. A hit
+names the rule and where it was found -- never the matched value.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+__all__ = ["RULES", "SecretHit", "find_secrets", "scan_json"]
+
+
+@dataclass(frozen=True, slots=True)
+class SecretHit:
+    rule: str
+    start: int
+
+
+#: (rule id, pattern). Ordered from most to least specific; one span reports one rule.
+RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("private_key_block", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")),
+    ("github_token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b")),
+    ("github_fine_grained_pat", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b")),
+    ("gitlab_token", re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}\b")),
+    ("anthropic_key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{20,}")),
+    ("openai_key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}")),
+    ("slack_token", re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}")),
+    ("aws_access_key", re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b")),
+    ("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
+    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),
+)
+
+_KEYWORD = re.compile(
+    r"(?i)\b(?:pass(?:word|wd)?|secret|token|api[_-]?key|access[_-]?key|auth|credential|"
+    r"private[_-]?key|client[_-]?secret)\b[\"']?\s*[:=]\s*[\"']?([^\s\"',;]{12,})"
+)
+_KEYWORD_ARG = re.compile(
+    r"(?i)^(?:pass(?:word|wd)?|secret|token|api[_-]?key|access[_-]?key|auth|credential|"
+    r"private[_-]?key|client[_-]?secret|bearer)$"
+)
+ENTROPY_BITS_PER_CHAR = 3.5
+
+
+def _entropy(text: str) -> float:
+    counts = Counter(text)
+    n = len(text)
+    return -sum(c / n * math.log2(c / n) for c in counts.values())
+
+
+def _high_entropy(text: str) -> bool:
+    return len(text) >= 12 and _entropy(text) >= ENTROPY_BITS_PER_CHAR
+
+
+def find_secrets(text: str) -> list[SecretHit]:
+    """Every secret-looking span in ``text``: rule ids and offsets, never the values."""
+    hits: list[SecretHit] = []
+    taken: list[tuple[int, int]] = []
+    for rule, pattern in RULES:
+        for match in pattern.finditer(text):
+            span = match.span()
+            if any(s < span[1] and span[0] < e for s, e in taken):
+                continue
+            taken.append(span)
+            hits.append(SecretHit(rule, span[0]))
+    for match in _KEYWORD.finditer(text):
+        value_span = match.span(1)
+        if any(s < value_span[1] and value_span[0] < e for s, e in taken):
+            continue
+        if _high_entropy(match.group(1)):
+            hits.append(SecretHit("keyword_high_entropy", match.start()))
+    hits.sort(key=lambda h: h.start)
+    return hits
+
+
+def scan_json(value: object, location: str = "") -> list[tuple[str, str]]:
+    """(location, rule) for every secret in the strings of a JSON value.
+
+    Locations are built from keys and indexes, e.g. ``steps[2].args.token``. A string held
+    under a credential-named key (``token``, ``password``, ...) is also refused when it is
+    high-entropy, even without a known prefix.
+    """
+    found: list[tuple[str, str]] = []
+    if isinstance(value, str):
+        found.extend((location or "$", hit.rule) for hit in find_secrets(value))
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            where = f"{location}.{key}" if location else str(key)
+            if (
+                isinstance(item, str)
+                and isinstance(key, str)
+                and _KEYWORD_ARG.match(key)
+                and _high_entropy(item)
+                and not find_secrets(item)
+            ):
+                found.append((where, "keyword_high_entropy"))
+            found.extend(scan_json(item, where))
+    elif isinstance(value, Sequence) and not isinstance(value, bytes | bytearray):
+        for index, item in enumerate(value):
+            found.extend(scan_json(item, f"{location}[{index}]"))
+    return found
