@@ -7,14 +7,20 @@ Precedence, first match wins:
 3. ``settings.json`` under ``LMCP_HOME`` with ``"anonymous_signals": true`` -> ON
 4. anything else -- no file, an unreadable or malformed file, a non-boolean value -> OFF
 
-``enabled()`` is on the path of every ``report_friction`` call: it caches the settings file's
-decision by (inode, size, mtime) so a check costs two environment look-ups and one ``stat``.
+``enabled()`` is the first thing every ``report_friction`` call does. The settings file's
+decision is cached asymmetrically, in the safe direction only:
+
+- an OFF decision is reused for ``off_ttl_s`` (1 s) without touching the disk, so a refused
+  report costs two dictionary look-ups and a clock read (a stale OFF can only delay a send);
+- an ON decision is re-checked (``stat``; re-read when inode, size or mtime changed) on every
+  call, so turning signals off from another process takes effect at once.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -42,11 +48,19 @@ class ConsentStatus:
 
 
 class ConsentGate:
-    __slots__ = ("_cache_key", "_cache_status", "_environ", "_home")
+    __slots__ = ("_cache_key", "_cache_status", "_environ", "_home", "_off_ttl", "_off_until")
 
-    def __init__(self, home: LmcpHome, environ: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        home: LmcpHome,
+        environ: Mapping[str, str] | None = None,
+        *,
+        off_ttl_s: float = 1.0,
+    ) -> None:
         self._home = home
         self._environ = os.environ if environ is None else environ
+        self._off_ttl = off_ttl_s
+        self._off_until = 0.0
         self._cache_key: tuple[int, int, int] | None = None
         self._cache_status = ConsentStatus(False, ConsentSource.no_settings)
 
@@ -82,6 +96,7 @@ class ConsentGate:
         doc[SETTINGS_KEY] = bool(on)
         atomic_write_bytes(path, (json.dumps(doc, indent=2) + "\n").encode())
         self._cache_key = None
+        self._off_until = 0.0
         if not on:
             from client.outbox import Outbox  # local: the outbox needs nothing from consent
 
@@ -93,12 +108,23 @@ class ConsentGate:
                     pass
 
     def _from_file(self) -> ConsentStatus:
+        now = time.monotonic()
+        if now < self._off_until:
+            return self._cache_status  # a recent OFF: safe to reuse
+        status = self._read_file()
+        self._cache_status = status
+        self._off_until = 0.0 if status.enabled else now + self._off_ttl
+        return status
+
+    def _read_file(self) -> ConsentStatus:
         path = self._home.settings
         try:
             st = os.stat(path)
         except FileNotFoundError:
+            self._cache_key = None
             return ConsentStatus(False, ConsentSource.no_settings)
         except OSError:
+            self._cache_key = None
             return ConsentStatus(False, ConsentSource.unreadable)
         key = (st.st_ino, st.st_size, st.st_mtime_ns)
         if key == self._cache_key:
@@ -113,5 +139,5 @@ class ConsentGate:
             )
         except (OSError, ValueError):
             status = ConsentStatus(False, ConsentSource.unreadable)
-        self._cache_key, self._cache_status = key, status
+        self._cache_key = key
         return status

@@ -91,7 +91,7 @@ class Sender:
         self._budget = budget_s
         self._timeout = timeout_s
         self._sleep = sleep
-        self._backoff = wait_exponential_jitter(initial=0.2, max=2.0, jitter=0.2)
+        self._backoff = wait_exponential_jitter(multiplier=0.2, max=2.0, jitter=0.2)
         self._client = httpx.Client(
             transport=transport,
             timeout=httpx.Timeout(timeout_s, connect=min(1.0, timeout_s)),

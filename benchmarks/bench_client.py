@@ -1,0 +1,117 @@
+"""Client hot paths: ring recording, signal building, report_friction with consent off."""
+
+from __future__ import annotations
+
+import tempfile
+import timeit
+from collections import deque
+from pathlib import Path
+
+from benchmarks._timing import median, table, verdict
+from client.catalogue import load_catalogue
+from client.friction import ReportInput, build_signal, default_client_info
+from client.host import FailureContext
+from client.runtime import Runtime
+from client.schema import AppState, ErrorClass, FrictionType, Outcome
+
+REPEAT = 15
+
+
+def _ns(stmt: str, setup_globals: dict[str, object], number: int) -> float:
+    runs = timeit.repeat(stmt, globals=setup_globals, number=number, repeat=REPEAT)
+    return median(runs) / number * 1e9
+
+
+def run() -> None:
+    catalogue = load_catalogue()
+    tool = catalogue.get("read_note")
+    assert tool is not None
+    entry = tool.ring_entries[Outcome.failed]
+
+    # 1. the ring against a bare deque.append, interleaved so both see the same machine.
+    with tempfile.TemporaryDirectory() as tmp:
+        rt = Runtime.from_env({"LMCP_HOME": tmp})
+        ring = rt.host.ring
+        dq: deque[object] = deque(maxlen=10)
+        g = {"ring": ring, "dq": dq, "entry": entry}
+        bare, rec = [], []
+        for _ in range(5):
+            bare.append(_ns("dq.append(entry)", g, 200_000))
+            rec.append(_ns("ring.record(entry)", g, 200_000))
+        ring_ns, deque_ns = median(rec), median(bare)
+
+        # 2. building + serialising one signal from a failure context.
+        for _ in range(3):
+            rt.host.dispatch("get_datetime", {})
+        rt.host.dispatch("read_note", {"note_name": "x" * 40})
+        ctx = rt.host.last_failure or FailureContext(
+            tool.tool_name, ErrorClass.not_found, (), ring.snapshot(), AppState()
+        )
+        request = ReportInput(friction_type=FrictionType.cannot_complete)
+        client = default_client_info()
+        import datetime as dt
+
+        day = dt.date(2026, 11, 30)
+        g2 = {
+            "build_signal": build_signal,
+            "request": request,
+            "ctx": ctx,
+            "tool": ctx.tool,
+            "client": client,
+            "day": day,
+        }
+        build_ns = _ns(
+            "build_signal(request, ctx, tool=tool, client=client, day=day).model_dump_json()",
+            g2,
+            5_000,
+        )
+        rt.close()
+
+    # 3. report_friction with consent off: by the settings file, and by DO_NOT_TRACK.
+    off_rows = []
+    for label, env, settings in (
+        ("settings file off", {}, '{"anonymous_signals": false}'),
+        ("DO_NOT_TRACK=1", {"DO_NOT_TRACK": "1"}, '{"anonymous_signals": true}'),
+        ("no settings file", {}, None),
+    ):
+        with tempfile.TemporaryDirectory() as tmp:
+            if settings is not None:
+                Path(tmp, "settings.json").write_text(settings)
+            rt = Runtime.from_env({"LMCP_HOME": tmp, **env})
+            args = {"friction_type": "cannot_complete", "tool_attempted": "read_note"}
+            g3 = {"report": rt.reporter.report, "args": args}
+            ns = _ns("report(args)", g3, 50_000)
+            off_rows.append((label, ns))
+            rt.close()
+
+    rows = [
+        (
+            "ring.record (one call)",
+            f"{ring_ns:.0f} ns",
+            f"{ring_ns / deque_ns:.2f}x deque.append ({deque_ns:.0f} ns)",
+            "<= 1 us and <= 2x",
+            verdict(ring_ns <= 1000 and ring_ns <= 2 * deque_ns),
+        ),
+        (
+            "build + serialise one signal",
+            f"{build_ns / 1000:.1f} us",
+            "",
+            "<= 30 us",
+            verdict(build_ns <= 30_000),
+        ),
+    ]
+    for label, ns in off_rows:
+        rows.append(
+            (
+                f"report_friction, consent off ({label})",
+                f"{ns:.0f} ns",
+                f"{ns / deque_ns:.0f}x deque.append",
+                "<= 2 us",
+                verdict(ns <= 2000),
+            )
+        )
+    table(
+        "client hot paths (medians of 15 repeats)",
+        ("what", "median", "ratio", "target", ""),
+        rows,
+    )

@@ -1,0 +1,184 @@
+"""Consent as a table over modes, counting HTTP requests AND files written
+(in the style of golang/telemetry's TestRun_ModeHandling)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+import pytest
+
+from client.consent import ConsentGate, ConsentSource
+from client.paths import LmcpHome
+from client.runtime import Runtime
+
+from .conftest import Recorder
+
+SIGNAL_FILES = {"outbox.json", "sent.jsonl", "last_failure.json", "outbox.corrupt.json"}
+
+
+def _files(root: Path) -> set[str]:
+    return {p.name for p in root.rglob("*") if p.is_file()}
+
+
+def _settings(content: str | None) -> Callable[[LmcpHome], None]:
+    def write(home: LmcpHome) -> None:
+        if content is not None:
+            home.settings.write_text(content)
+
+    return write
+
+
+def _unreadable(home: LmcpHome) -> None:
+    home.settings.mkdir()  # a directory where the file should be: reading fails
+
+
+MODES = [
+    # (id, settings writer, env, reachable collector, requests, signal files written)
+    ("no-settings-file", _settings(None), {}, True, 0, set()),
+    ("file-off", _settings('{"anonymous_signals": false}'), {}, True, 0, set()),
+    (
+        "file-on",
+        _settings('{"anonymous_signals": true}'),
+        {},
+        True,
+        1,
+        {"sent.jsonl", "last_failure.json"},
+    ),
+    (
+        "file-on-unreachable",
+        _settings('{"anonymous_signals": true}'),
+        {},
+        False,
+        4,
+        {"outbox.json", "last_failure.json"},
+    ),
+    ("file-garbage", _settings("{not json"), {}, True, 0, set()),
+    ("file-non-bool", _settings('{"anonymous_signals": "yes"}'), {}, True, 0, set()),
+    ("unreadable", _unreadable, {}, True, 0, set()),
+    (
+        "dnt-over-file-on",
+        _settings('{"anonymous_signals": true}'),
+        {"DO_NOT_TRACK": "1"},
+        True,
+        0,
+        set(),
+    ),
+    (
+        "env-off-over-file-on",
+        _settings('{"anonymous_signals": true}'),
+        {"LMCP_ANONYMOUS_SIGNALS": "0"},
+        True,
+        0,
+        set(),
+    ),
+    (
+        "env-on-no-file",
+        _settings(None),
+        {"LMCP_ANONYMOUS_SIGNALS": "1"},
+        True,
+        1,
+        {"sent.jsonl", "last_failure.json"},
+    ),
+    (
+        "env-garbage",
+        _settings('{"anonymous_signals": true}'),
+        {"LMCP_ANONYMOUS_SIGNALS": "yes"},
+        True,
+        0,
+        set(),
+    ),
+    (
+        "dnt-over-env-on",
+        _settings(None),
+        {"LMCP_ANONYMOUS_SIGNALS": "1", "DO_NOT_TRACK": "true"},
+        True,
+        0,
+        set(),
+    ),
+    (
+        "dnt-zero-is-unset",
+        _settings('{"anonymous_signals": true}'),
+        {"DO_NOT_TRACK": "0"},
+        True,
+        1,
+        {"sent.jsonl", "last_failure.json"},
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("setup", "env", "reachable", "want_requests", "want_files"),
+    [m[1:] for m in MODES],
+    ids=[m[0] for m in MODES],
+)
+def test_mode_handling(
+    home: LmcpHome,
+    setup: Callable[[LmcpHome], None],
+    env: dict[str, str],
+    reachable: bool,
+    want_requests: int,
+    want_files: set[str],
+) -> None:
+    setup(home)
+    before = _files(home.root)
+    responses = [] if reachable else [httpx.ConnectError("down")] * 10
+    recorder = Recorder(*responses)
+    rt = Runtime.from_env({"LMCP_HOME": str(home.root), **env}, transport=recorder.transport)
+    rt.sender._sleep = lambda s: None  # noqa: SLF001 - keep the unreachable case fast
+    rt.host.dispatch("read_note", {"note_name": "x"})  # fails: no handler or no such note
+    result = rt.reporter.report({"friction_type": "cannot_complete", "tool_attempted": "read_note"})
+    rt.close()
+    assert len(recorder.requests) == want_requests
+    written = (_files(home.root) - before) & SIGNAL_FILES
+    assert written == want_files
+    if want_requests == 0:
+        assert result == {"sent": False, "reason": "anonymous_signals_off"}
+
+
+def test_turning_off_purges_a_non_empty_outbox(home: LmcpHome) -> None:
+    rt = Runtime.from_env(
+        {"LMCP_HOME": str(home.root)},
+        transport=Recorder(*[httpx.ConnectError("down")] * 10).transport,
+    )
+    rt.sender._sleep = lambda s: None  # noqa: SLF001
+    rt.consent.set_enabled(True)
+    rt.host.dispatch("read_note", {"note_name": "x"})
+    assert rt.reporter.report({"friction_type": "other"}) == {"sent": False, "queued": True}
+    assert len(rt.outbox) == 1 and home.outbox.exists()
+    rt.consent.set_enabled(False)
+    assert not home.outbox.exists() and len(rt.outbox) == 0
+    assert not home.last_failure.exists()
+    rt.close()
+
+
+def test_status_names_the_deciding_source(home: LmcpHome) -> None:
+    assert ConsentGate(home, {}).status().source is ConsentSource.no_settings
+    ConsentGate(home, {}).set_enabled(True)
+    assert ConsentGate(home, {}).status().enabled
+    assert ConsentGate(home, {"DO_NOT_TRACK": "1"}).status().source is ConsentSource.do_not_track
+    assert ConsentGate(home, {"LMCP_ANONYMOUS_SIGNALS": "0"}).status().source is ConsentSource.env
+
+
+def test_off_from_another_process_takes_effect_at_once(home: LmcpHome) -> None:
+    gate = ConsentGate(home, {})
+    gate.set_enabled(True)
+    assert gate.enabled()
+    # Another process (the CLI) turns signals off: an ON decision is never reused.
+    ConsentGate(home, {}).set_enabled(False)
+    assert not gate.enabled()
+
+
+def test_only_off_is_cached_and_only_for_the_ttl(home: LmcpHome) -> None:
+    gate = ConsentGate(home, {}, off_ttl_s=0.2)
+    assert not gate.enabled()
+    ConsentGate(home, {}).set_enabled(True)  # another process turns it on
+    assert not gate.enabled()  # a stale OFF: safe, it can only delay a send
+    time.sleep(0.25)
+    assert gate.enabled()
+    home.settings.write_text('{"anonymous_signals": false, "padding": "xxxxxxxx"}')
+    os.utime(home.settings, ns=(1, 1))
+    assert not gate.enabled()

@@ -1,0 +1,43 @@
+"""The public surface is deliberate: every name in ``__all__`` exists, and nothing else leaks."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+MODULES = [
+    "client.schema",
+    "client.catalogue",
+    "client.capture",
+    "client.ring",
+    "client.host",
+    "client.errors",
+    "client.consent",
+    "client.outbox",
+    "client.sender",
+    "client.friction",
+    "client.runtime",
+    "client.secrets_scan",
+]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_all_names_exist_and_are_public(name: str) -> None:
+    module = importlib.import_module(name)
+    exported = module.__all__
+    assert len(set(exported)) == len(exported), "duplicate names in __all__"
+    for member in exported:
+        assert hasattr(module, member), f"{name}.{member} is in __all__ but missing"
+        assert not member.startswith("_")
+
+
+def test_schema_surface() -> None:
+    import client.schema as schema
+
+    assert set(schema.__all__) == {
+        "MAX_ARGS", "MAX_ATTEMPT_COUNT", "MAX_BATCH", "RING_SIZE", "SCHEMA_VERSION",
+        "SUPPORTED_SCHEMA_VERSIONS", "AppState", "ArgName", "ArgShape", "ArgType", "ClientInfo",
+        "ErrorCategory", "ErrorClass", "FrictionSignal", "FrictionType", "IntentCategory",
+        "Outcome", "Platform", "RingEntry", "SignalBatch", "SizeBucket", "ToolName",
+    }  # fmt: skip
