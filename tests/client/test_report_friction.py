@@ -48,7 +48,7 @@ SPEC_SCHEMA = {
             "type": "string",
         },
         "intent_category": {
-            "description": "What the user was trying to do, chosen from this list (optional). Pick the closest one; do not describe the request.",
+            "description": "What the user was trying to do, chosen from this list (optional). Pick the closest one; do not describe the request.",  # noqa: E501
             "enum": [
                 "find_email",
                 "read_email",
