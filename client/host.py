@@ -36,6 +36,8 @@ class Reply:
 
     result: Any
     outcome: Outcome = Outcome.ok
+    #: For a ``failed`` reply: how LMCP classifies it (kept in the FailureContext).
+    error_class: ErrorClass | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,15 +267,19 @@ class ToolHost:
                 "the tool failed unexpectedly",
                 Outcome.failed,
             )
-        if isinstance(out, Reply):
-            result, outcome = out.result, out.outcome
-        else:
-            result, outcome = out, Outcome.ok
+        if not isinstance(out, Reply):
+            self.ring.record(tool.ring_entries[Outcome.ok])
+            return ToolResult(name, Outcome.ok, out)
+        outcome = out.outcome
         self.ring.record(tool.ring_entries[outcome])
         if outcome is Outcome.empty:
             self._keep_failure(tool, args, ErrorClass.empty_result)
-            return ToolResult(name, outcome, result, can_report_friction=True)
-        return ToolResult(name, outcome, result)
+            return ToolResult(name, outcome, out.result, can_report_friction=True)
+        if outcome is Outcome.failed or outcome is Outcome.invalid:
+            # A structured failure (e.g. a recipe that stopped): the result explains it.
+            self._keep_failure(tool, args, out.error_class or ErrorClass.step_failed)
+            return ToolResult(name, outcome, out.result, can_report_friction=True)
+        return ToolResult(name, outcome, out.result)
 
     def _failed(
         self,

@@ -138,3 +138,13 @@ def test_listener_errors_never_break_the_host(host: ToolHost) -> None:
 
     host.add_failure_listener(bad)
     assert host.dispatch("read_note", {"note_name": "a"}).error is not None
+
+
+def test_a_structured_failed_reply_keeps_a_failure_context() -> None:
+    host = ToolHost({"recipe_run": lambda a: Reply({"ok": False, "stopped_at": 1}, Outcome.failed)})
+    result = host.dispatch("recipe_run", {"name": CANARY})
+    assert not result.ok and result.can_report_friction
+    assert result.result == {"ok": False, "stopped_at": 1}
+    ctx = host.failure_for("recipe_run")
+    assert ctx is not None and ctx.error_class is ErrorClass.step_failed
+    assert CANARY not in repr(ctx)
