@@ -1,0 +1,172 @@
+"""``lmcp mcp``: every catalogue tool served over MCP stdio (``mcp`` 2.x, low-level ``Server``).
+
+The SDK's low-level server neither validates arguments nor hides exception text (it turns an
+exception into a JSON-RPC error carrying ``str(exc)``, which may hold a value). So this module
+answers every call itself:
+
+- ``tools/list``: each catalogue tool with its exact hand-written input schema;
+- ``tools/call`` of a catalogue tool: the ``ToolHost`` validates the arguments with
+  ``jsonschema`` and dispatches (ring, FailureContext); invalid arguments or a failed tool give
+  an ``isError`` result; the result is also ``structuredContent``;
+- ``tools/call`` of an unknown name: recorded in the ring (as ``other``), then a protocol error;
+- any exception: an ``isError`` result with a generic message (only the exception's TYPE is
+  logged, to stderr).
+
+``LMCP_HOME`` and ``LMCP_COLLECTOR_URL`` configure it through ``Runtime.from_env()``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+
+from client import __version__
+from client.catalogue import Effect, Tool
+from client.host import ToolHost, ToolResult
+
+__all__ = ["GENERIC_ERROR", "build_server", "list_tools", "serve", "serve_command"]
+
+log = logging.getLogger(__name__)
+
+#: What an agent sees when LMCP itself broke: never the exception's text.
+GENERIC_ERROR = "LMCP could not complete this call (an internal error). Nothing was changed."
+
+
+def _cancel_recipes() -> None:
+    try:
+        from client.recipes import cancel_running
+    except ImportError:  # pragma: no cover - recipes not installed
+        return
+    cancel_running()
+
+
+def _annotations(tool: Tool) -> types.ToolAnnotations:
+    return types.ToolAnnotations(
+        read_only_hint=tool.effect is Effect.read,
+        destructive_hint=tool.requires_confirmation,
+        open_world_hint=tool.effect is Effect.send,
+    )
+
+
+def list_tools(host: ToolHost) -> list[types.Tool]:
+    """Every catalogue tool, with its input schema exactly as the catalogue holds it."""
+    return [
+        types.Tool(
+            name=tool.name,
+            description=tool.summary,
+            input_schema=json.loads(json.dumps(tool.input_schema)),
+            annotations=_annotations(tool),
+        )
+        for tool in host.catalogue
+    ]
+
+
+def _content(payload: Mapping[str, Any], *, is_error: bool) -> types.CallToolResult:
+    text = json.dumps(payload, ensure_ascii=False, default=str)
+    return types.CallToolResult(
+        content=[types.TextContent(text=text)],
+        structured_content=dict(payload),
+        is_error=is_error,
+    )
+
+
+def to_call_result(result: ToolResult) -> types.CallToolResult:
+    return _content(result.to_dict(), is_error=not result.ok)
+
+
+def build_server(host: ToolHost) -> Server[Any]:
+    """A low-level MCP server over ``host``.
+
+    Calls run one at a time in a worker thread (tools do blocking file I/O, recipes pause).
+    When the client cancels a call, a running recipe is told to stop; the worker keeps the
+    dispatch lock until it has, so the next call never overlaps it.
+    """
+    dispatch_lock = threading.Lock()
+    tools = list_tools(host)
+
+    def dispatch(name: str, arguments: dict[str, Any]) -> ToolResult:
+        with dispatch_lock:
+            return host.dispatch(name, arguments)
+
+    async def in_worker(name: str, arguments: dict[str, Any]) -> ToolResult:
+        try:
+            return await anyio.to_thread.run_sync(dispatch, name, arguments, abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            _cancel_recipes()
+            raise
+
+    async def on_list_tools(
+        ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        name = params.name
+        arguments: dict[str, Any] = dict(params.arguments or {})
+        if name not in host.catalogue:
+            await in_worker(name, arguments)
+            raise MCPError(
+                code=types.INVALID_PARAMS, message="Unknown tool: not in LMCP's catalogue"
+            )
+        try:
+            return to_call_result(await in_worker(name, arguments))
+        except Exception as exc:  # never the text: it may hold a value
+            log.error("tools/call failed with %s", type(exc).__name__)
+            return _content(
+                {
+                    "ok": False,
+                    "outcome": "failed",
+                    "error": {
+                        "class": "internal_error",
+                        "code": "internal_error",
+                        "message": GENERIC_ERROR,
+                    },
+                },
+                is_error=True,
+            )
+
+    server: Server[Any] = Server(
+        "lmcp",
+        version=__version__,
+        instructions=(
+            "LMCP's local tools. When a tool fails, you may offer the user to send an anonymous "
+            "friction signal with report_friction (enums only, never what was asked)."
+        ),
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+    )
+    # No spans: the SDK's default OpenTelemetry middleware would record tool names and request
+    # details into whatever tracer the environment configures. LMCP emits nothing of the kind.
+    server.middleware = []
+    return server
+
+
+async def serve(host: ToolHost) -> None:
+    """Serve ``host`` over this process's stdin/stdout until the client closes them."""
+    server = build_server(host)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def serve_command() -> None:
+    """Serve every LMCP tool over MCP stdio (configure with LMCP_HOME, LMCP_COLLECTOR_URL)."""
+    from client.runtime import Runtime
+
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    with Runtime.from_env() as runtime:
+        anyio.run(serve, runtime.host)
+
+
+if __name__ == "__main__":  # pragma: no cover - ``python -m client.mcp_server``
+    serve_command()

@@ -1,0 +1,208 @@
+"""Files under the user-chosen files root: no path escapes it.
+
+Every path an agent gives is relative to the root. It is refused when it is absolute, names a
+drive, holds a NUL, or -- once resolved, following any symlink -- lands outside the root. The
+refusals name the rule, never the path.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import Any
+
+from client.errors import ToolFailure
+from client.host import Reply
+from client.schema import ErrorClass, Outcome
+from client.tools._common import not_found, opt_int, opt_str
+from client.tools.atomic import write_replace
+
+__all__ = ["FilesRoot", "files_handlers"]
+
+Handler = Callable[[Mapping[str, Any]], Any]
+
+#: Files larger than this are searched by name only.
+SEARCH_CONTENT_LIMIT = 1024 * 1024
+SNIPPET_CHARS = 160
+
+
+def _outside() -> ToolFailure:
+    return ToolFailure(
+        ErrorClass.permission_denied,
+        "argument 'path' leads outside the files root",
+        code="outside_files_root",
+    )
+
+
+class FilesRoot:
+    """Resolves agent-given relative paths inside ``root``."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def real_root(self) -> Path:
+        self.root.mkdir(parents=True, exist_ok=True)
+        return self.root.resolve(strict=True)
+
+    def resolve(self, rel: str) -> Path:
+        """The real path of ``rel`` inside the root; refused when it would leave the root."""
+        if "\x00" in rel:
+            raise ToolFailure(ErrorClass.invalid_arguments, "argument 'path' holds a NUL character")
+        if PurePosixPath(rel).is_absolute() or PureWindowsPath(rel).drive or rel.startswith("\\"):
+            raise _outside()
+        root = self.real_root()
+        target = (root / rel.replace("\\", "/")).resolve(strict=False)
+        if target != root and not target.is_relative_to(root):
+            raise _outside()
+        return target
+
+    def relative(self, path: Path) -> str:
+        rel = path.relative_to(self.real_root()).as_posix()
+        return "" if rel == "." else rel
+
+    def inside(self, path: Path) -> bool:
+        """True when ``path`` (possibly a symlink) really lies inside the root."""
+        try:
+            real = path.resolve(strict=True)
+        except (OSError, RuntimeError):
+            return False
+        root = self.real_root()
+        return real == root or real.is_relative_to(root)
+
+    def walk(self, top: Path, recursive: bool) -> Iterator[Path]:
+        """Entries under ``top`` in a stable order; symlinks leaving the root are skipped."""
+        try:
+            children = sorted(top.iterdir(), key=lambda p: p.name)
+        except OSError:
+            return
+        for child in children:
+            if not self.inside(child):
+                continue
+            yield child
+            if recursive and child.is_dir() and not child.is_symlink():
+                yield from self.walk(child, recursive)
+
+
+def _folder(files: FilesRoot, args: Mapping[str, Any]) -> Path:
+    top = files.resolve(opt_str(args, "path", "") or "")
+    if not top.exists():
+        raise not_found("folder")
+    if not top.is_dir():
+        raise ToolFailure(
+            ErrorClass.invalid_arguments, "argument 'path' is not a folder", code="not_a_folder"
+        )
+    return top
+
+
+def _snippet(text: str, index: int) -> tuple[int, str]:
+    line_no = text.count("\n", 0, index) + 1
+    start = text.rfind("\n", 0, index) + 1
+    end = text.find("\n", index)
+    line = text[start : end if end != -1 else len(text)]
+    return line_no, line[:SNIPPET_CHARS]
+
+
+def files_handlers(files: FilesRoot) -> dict[str, Handler]:
+    """The four files tools over ``files`` (without the app check)."""
+
+    def list_files(args: Mapping[str, Any]) -> Any:
+        top = _folder(files, args)
+        limit = opt_int(args, "limit", 200)
+        entries: list[dict[str, Any]] = []
+        truncated = False
+        for path in files.walk(top, args.get("recursive") is True):
+            if len(entries) >= limit:
+                truncated = True
+                break
+            is_dir = path.is_dir()
+            entries.append(
+                {
+                    "path": files.relative(path),
+                    "type": "folder" if is_dir else "file",
+                    "size": None if is_dir else path.stat().st_size,
+                }
+            )
+        result = {"entries": entries, "count": len(entries), "truncated": truncated}
+        return Reply(result, Outcome.empty) if not entries else result
+
+    def read_file(args: Mapping[str, Any]) -> Any:
+        path = files.resolve(str(args["path"]))
+        if not path.exists():
+            raise not_found("file")
+        if path.is_dir():
+            raise ToolFailure(
+                ErrorClass.invalid_arguments, "argument 'path' is a folder", code="is_a_folder"
+            )
+        max_bytes = opt_int(args, "max_bytes", 1024 * 1024)
+        size = path.stat().st_size
+        # O_NOFOLLOW: a symlink swapped in after the check above is refused, not followed.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as handle:
+            data = handle.read(max_bytes)
+        return {
+            "path": files.relative(path),
+            "content": data.decode("utf-8", errors="replace"),
+            "size": size,
+            "truncated": size > len(data),
+        }
+
+    def write_file(args: Mapping[str, Any]) -> Any:
+        path = files.resolve(str(args["path"]))
+        content = str(args["content"])
+        if path.is_dir():
+            raise ToolFailure(
+                ErrorClass.invalid_arguments, "argument 'path' is a folder", code="is_a_folder"
+            )
+        data = content.encode("utf-8")
+        exists = path.exists()
+        if exists and args.get("confirm") is not True:
+            preview = {
+                "preview": True,
+                "action": "replace_file",
+                "path": files.relative(path),
+                "current_size": path.stat().st_size,
+                "new_size": len(data),
+                "confirm_required": "call again with confirm: true to replace this file",
+            }
+            return Reply(preview, Outcome.preview)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not files.inside(path.parent):  # a folder swapped for a symlink meanwhile
+            raise _outside()
+        write_replace(path, data)
+        return {"path": files.relative(path), "size": len(data), "replaced": exists}
+
+    def search_files(args: Mapping[str, Any]) -> Any:
+        top = _folder(files, args)
+        query = str(args["query"])
+        needle = query.casefold()
+        limit = opt_int(args, "limit", 50)
+        matches: list[dict[str, Any]] = []
+        for path in files.walk(top, True):
+            if len(matches) >= limit:
+                break
+            if path.is_dir():
+                continue
+            rel = files.relative(path)
+            if needle in path.name.casefold():
+                matches.append({"path": rel, "in": "name", "line": None, "snippet": None})
+                continue
+            try:
+                if path.stat().st_size > SEARCH_CONTENT_LIMIT:
+                    continue
+                text = path.read_bytes().decode("utf-8", errors="replace")
+            except OSError:
+                continue
+            index = text.casefold().find(needle)
+            if index >= 0:
+                line, snippet = _snippet(text, index)
+                matches.append({"path": rel, "in": "content", "line": line, "snippet": snippet})
+        result = {"matches": matches, "count": len(matches), "truncated": len(matches) >= limit}
+        return Reply(result, Outcome.empty) if not matches else result
+
+    return {
+        "list_files": list_files,
+        "read_file": read_file,
+        "write_file": write_file,
+        "search_files": search_files,
+    }
