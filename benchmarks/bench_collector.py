@@ -1,0 +1,329 @@
+"""The collector under concurrent loopback load, side by side with two baselines.
+
+For batches of 1, 100 and 500 signals, three servers take the same load in the same run:
+
+- ``collector``: the real thing (validation, group-commit writer, a DuckDB file);
+- ``(a) discard``: the same app and endpoint, validating and then discarding (no storage);
+- ``(b) bare 204``: a bare FastAPI route answering 204.
+
+Each server runs alone in its own process (uvicorn + uvloop + httptools, access log off); the
+load comes from ANOTHER process: an asyncio client over raw keep-alive sockets (cheaper than
+httpx, so the client is not the bottleneck), fresh signal ids in every request, all on
+127.0.0.1. Rounds alternate the servers so drift hits them alike; figures are medians.
+
+Targets (issue 3): batch 100 >= 0.8x (a); batch 1 >= 0.6x (b); >= 15,000 signals/s at batch 100.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing as mp
+import os
+import socket
+import statistics
+import tempfile
+import time
+import uuid
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmarks._timing import percentile, table, verdict
+
+BATCHES = (1, 100, 500)
+CONNECTIONS = {1: 64, 100: 48, 500: 16}
+TARGETS = ("collector", "discard", "bare")
+DURATION_S = 2.5
+WARMUP_S = 0.5
+ROUNDS = 2
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+# ---------------------------------------------------------------- servers (child processes)
+
+
+def _bare_app() -> Any:
+    from fastapi import FastAPI
+    from starlette.responses import Response
+
+    app = FastAPI()
+
+    @app.get("/healthz")
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.post("/v1/signals", status_code=204, response_class=Response, response_model=None)
+    async def signals() -> Response:
+        return Response(status_code=204)
+
+    return app
+
+
+def _serve(kind: str, port: int, db_path: str) -> None:
+    import logging
+
+    import uvicorn
+
+    logging.disable(logging.WARNING)
+    if kind == "bare":
+        app = _bare_app()
+    else:
+        from collector.app import create_app
+        from collector.settings import CollectorSettings
+        from collector.writer import DiscardSink
+
+        settings = CollectorSettings(db_path=Path(db_path), rate_limit_enabled=False)
+        app = create_app(settings, sink=DiscardSink() if kind == "discard" else None)
+    config = uvicorn.Config(
+        app,
+        host="127.0.0.1",
+        port=port,
+        access_log=False,
+        log_level="error",
+        loop="uvloop",
+        http="httptools",
+        server_header=False,
+    )
+    uvicorn.Server(config).run()
+
+
+class _Server:
+    def __init__(self, kind: str, db_path: Path) -> None:
+        self.kind = kind
+        self.port = _free_port()
+        ctx = mp.get_context("spawn")
+        self.proc = ctx.Process(target=_serve, args=(kind, self.port, str(db_path)), daemon=True)
+
+    def __enter__(self) -> _Server:
+        self.proc.start()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and self.proc.is_alive():
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as s:
+                    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                    if s.recv(64).startswith(b"HTTP/1.1 200"):
+                        return self
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError(f"{self.kind} server did not start")
+
+    def __exit__(self, *exc: object) -> None:
+        self.proc.terminate()
+        self.proc.join(30)
+
+
+# ---------------------------------------------------------------- load (a child process)
+
+
+def _signal_template() -> tuple[bytes, bytes]:
+    import datetime as dt
+
+    from client.schema import (
+        AppState,
+        ArgName,
+        ArgShape,
+        ArgType,
+        ClientInfo,
+        ErrorCategory,
+        ErrorClass,
+        FrictionSignal,
+        FrictionType,
+        IntentCategory,
+        Outcome,
+        Platform,
+        RingEntry,
+        SizeBucket,
+        ToolName,
+    )
+
+    marker = uuid.UUID("00000000-0000-4000-8000-000000000000")
+    signal = FrictionSignal(
+        schema_version=1,
+        signal_id=marker,
+        day=dt.date(2026, 11, 30),
+        friction_type=FrictionType.repeated_failure,
+        error_category=ErrorCategory.not_found,
+        intent_category=IntentCategory.read_email,
+        tool_attempted=ToolName.read_email,
+        attempt_count=3,
+        error_class=ErrorClass.not_found,
+        args=(
+            ArgShape(name=ArgName.message_id, type=ArgType.string, size=SizeBucket.up_to_256),
+            ArgShape(name=ArgName.mailbox, type=ArgType.string, size=SizeBucket.up_to_16),
+        ),
+        ring=tuple(
+            RingEntry(tool=t, outcome=o)
+            for t, o in [
+                (ToolName.list_emails, Outcome.ok),
+                (ToolName.read_email, Outcome.failed),
+                (ToolName.list_emails, Outcome.empty),
+                (ToolName.search_files, Outcome.ok),
+                (ToolName.read_email, Outcome.failed),
+            ]
+        ),
+        app=AppState(installed=True, running=True, permitted=True),
+        client=ClientInfo(version="1.4.2", platform=Platform.macos),
+    )
+    pre, post = signal.model_dump_json().encode().split(str(marker).encode())
+    return pre, post
+
+
+def _body(pre: bytes, post: bytes, n: int) -> bytes:
+    parts = [pre + str(uuid.uuid4()).encode() + post for _ in range(n)]
+    return b'{"signals":[' + b",".join(parts) + b"]}"
+
+
+async def _connection(
+    port: int, batch: int, stop_at: float, record_from: float, out: list[tuple[float, int]]
+) -> int:
+    pre, post = _signal_template()
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    errors = 0
+    head = b"POST /v1/signals HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+    try:
+        while True:
+            body = _body(pre, post, batch)
+            start = time.perf_counter()
+            if start >= stop_at:
+                break
+            writer.write(head + b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            response = await reader.readuntil(b"\r\n\r\n")
+            status = int(response[9:12])
+            length = 0
+            for line in response.split(b"\r\n"):
+                if line[:15].lower() == b"content-length:":
+                    length = int(line[15:])
+            if length:
+                await reader.readexactly(length)
+            if start >= record_from:
+                out.append((time.perf_counter() - start, status))
+            if not 200 <= status < 300:
+                errors += 1
+    finally:
+        writer.close()
+    return errors
+
+
+def _load(port: int, batch: int, connections: int, duration: float) -> dict[str, Any]:
+    try:
+        import uvloop
+
+        uvloop.install()
+    except ImportError:  # pragma: no cover - uvloop is a collector dependency
+        pass
+
+    async def main() -> dict[str, Any]:
+        now = time.perf_counter()
+        record_from, stop_at = now + WARMUP_S, now + WARMUP_S + duration
+        samples: list[tuple[float, int]] = []
+        await asyncio.gather(
+            *(_connection(port, batch, stop_at, record_from, samples) for _ in range(connections))
+        )
+        ok = [lat for lat, status in samples if 200 <= status < 300]
+        return {
+            "requests": len(ok),
+            "errors": len(samples) - len(ok),
+            "latencies": ok,
+            "seconds": duration,
+        }
+
+    return asyncio.run(main())
+
+
+# ---------------------------------------------------------------- the run
+
+
+@dataclass
+class Figure:
+    rps: list[float]
+    p50: list[float]
+    p99: list[float]
+    errors: int = 0
+
+    @property
+    def req_s(self) -> float:
+        return statistics.median(self.rps)
+
+
+def _measure(pool: ProcessPoolExecutor, kind: str, batch: int, db: Path, fig: Figure) -> None:
+    with _Server(kind, db) as server:
+        result = pool.submit(_load, server.port, batch, CONNECTIONS[batch], DURATION_S).result()
+    lat = result["latencies"]
+    fig.rps.append(result["requests"] / result["seconds"])
+    fig.p50.append(percentile(lat, 50) * 1000)
+    fig.p99.append(percentile(lat, 99) * 1000)
+    fig.errors += result["errors"]
+
+
+def run() -> None:
+    figures: dict[tuple[str, int], Figure] = {
+        (k, b): Figure([], [], []) for k in TARGETS for b in BATCHES
+    }
+    started = time.monotonic()
+    with (
+        tempfile.TemporaryDirectory(prefix="lmcp-bench-") as tmp,
+        ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn")) as pool,
+    ):
+        pool.submit(os.getpid).result()  # start the load process before timing anything
+        for round_no in range(ROUNDS):
+            for batch in BATCHES:
+                order = TARGETS if round_no % 2 == 0 else tuple(reversed(TARGETS))
+                for kind in order:
+                    db = Path(tmp) / f"{kind}-{batch}-{round_no}.duckdb"
+                    _measure(pool, kind, batch, db, figures[(kind, batch)])
+    rows = []
+    for batch in BATCHES:
+        for kind in TARGETS:
+            f = figures[(kind, batch)]
+            rows.append(
+                [
+                    f"{kind} / batch {batch}",
+                    f"{f.req_s:,.0f}",
+                    f"{f.req_s * batch:,.0f}",
+                    f"{statistics.median(f.p50):.2f}",
+                    f"{statistics.median(f.p99):.2f}",
+                    f.errors,
+                ]
+            )
+    table(
+        f"collector: {ROUNDS} rounds x {DURATION_S}s per cell, medians "
+        f"(connections: {CONNECTIONS}; one server process, load from another)",
+        ["server / batch", "req/s", "signals/s", "p50 ms", "p99 ms", "non-2xx"],
+        rows,
+    )
+
+    def ratio(batch: int, base: str) -> float:
+        return figures[("collector", batch)].req_s / figures[(base, batch)].req_s
+
+    r100 = ratio(100, "discard")
+    r1 = ratio(1, "bare")
+    sps100 = figures[("collector", 100)].req_s * 100
+    checks = [
+        [
+            "batch 100: collector / (a) validate+discard",
+            f"{r100:.2f}x",
+            ">= 0.80x",
+            verdict(r100 >= 0.8),
+        ],
+        ["batch 1: collector / (b) bare FastAPI 204", f"{r1:.2f}x", ">= 0.60x", verdict(r1 >= 0.6)],
+        [
+            "batch 100: collector signals/s",
+            f"{sps100:,.0f}",
+            ">= 15,000",
+            verdict(sps100 >= 15_000),
+        ],
+        ["batch 500: collector / (a)", f"{ratio(500, 'discard'):.2f}x", "(info)", ""],
+        ["batch 1: collector / (a)", f"{ratio(1, 'discard'):.2f}x", "(info)", ""],
+    ]
+    table("collector targets (issue 3)", ["ratio", "measured", "target", "verdict"], checks)
+    print(f"(collector benchmark took {time.monotonic() - started:.0f}s)")
+
+
+if __name__ == "__main__":
+    run()

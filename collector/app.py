@@ -1,0 +1,181 @@
+"""``create_app(settings)``: the collector's FastAPI application.
+
+Nothing lives at module level: each app owns its settings, its ``Database`` (one DuckDB
+connection on one worker thread, opened at start-up with migrations applied), its group-commit
+writer, its retention job and its telemetry providers; shutdown flushes the writer, then
+checkpoints and closes the database.
+
+Routes: ``/healthz`` (alive), ``/readyz`` (database answers, writer running),
+``POST /v1/signals`` (ingestion), ``/v1/signals/count`` and ``/v1/signals/export`` (team read
+API), plus the optional routers of Cloud Skills (``collector.skills.routes``) and triage
+(``analysis.web``) when they are installed. ``/docs`` shows them all.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI, Request
+from opentelemetry import metrics, trace
+from opentelemetry.sdk.metrics.export import MetricReader
+from opentelemetry.sdk.trace.export import SpanExporter
+
+from collector.db import Database
+from collector.errors import ProblemError, install_error_handlers
+from collector.ingest_routes import build_ingest_router, signal_schema_components
+from collector.ratelimit import RateLimiter, RateLimitMiddleware
+from collector.read_routes import build_read_router
+from collector.retention import RetentionJob
+from collector.settings import CollectorSettings
+from collector.telemetry import RequestSpanMiddleware, Telemetry, service_version
+from collector.writer import GroupCommitWriter, SignalSink, utc_today
+
+__all__ = ["OPTIONAL_ROUTERS", "create_app", "silence_access_log"]
+
+log = logging.getLogger("collector")
+
+#: Modules whose ``build_router(settings, db)`` is mounted when importable.
+OPTIONAL_ROUTERS = ("collector.skills.routes", "analysis.web")
+
+
+def _optional_router(module: str) -> Callable[..., Any] | None:
+    try:
+        mod = importlib.import_module(module)
+    except ImportError:  # not installed, or not built yet
+        return None
+    build: Callable[..., Any] | None = getattr(mod, "build_router", None)
+    return build
+
+
+def silence_access_log() -> None:
+    """Turn uvicorn's access log off for good: its lines carry the client's address.
+
+    ``access_log=False`` alone is not enough: uvicorn logs whenever the ``uvicorn.access``
+    logger has handlers, and a later logging setup can give it some (through propagation).
+    A disabled logger drops every record whatever its handlers.
+    """
+    logging.getLogger("uvicorn.access").disabled = True
+
+
+def create_app(
+    settings: CollectorSettings,
+    *,
+    sink: SignalSink | None = None,
+    span_exporter: SpanExporter | None = None,
+    metric_reader: MetricReader | None = None,
+    tracer_provider: trace.TracerProvider | None = None,
+    meter_provider: metrics.MeterProvider | None = None,
+    today: Callable[[], dt.date] = utc_today,
+) -> FastAPI:
+    """Build the collector.
+
+    ``sink`` replaces the DuckDB writer (the benchmark's validate-and-discard baseline).
+    ``span_exporter``/``metric_reader`` plug in-memory exporters into the app's own providers
+    (with its minimal Resource); ``tracer_provider``/``meter_provider`` replace the providers.
+    ``today`` is the UTC day source of ``received_day`` and retention.
+    """
+    telemetry = Telemetry.from_settings(
+        settings,
+        span_exporter=span_exporter,
+        metric_reader=metric_reader,
+        tracer_provider=tracer_provider,
+        meter_provider=meter_provider,
+    )
+    db = Database(settings.db_path)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        silence_access_log()
+        db.open()
+        writer = GroupCommitWriter(
+            db,
+            telemetry,
+            max_rows=settings.writer_max_rows,
+            linger_s=settings.writer_linger_ms / 1000,
+            today=today,
+        )
+        writer.start()
+        app.state.writer = writer
+        app.state.sink = sink if sink is not None else writer
+        retention = RetentionJob(
+            db,
+            telemetry,
+            retention_days=settings.retention_days,
+            interval_s=settings.retention_interval_s,
+            today=today,
+        )
+        retention.start()
+        app.state.retention = retention
+        try:
+            yield
+        finally:
+            await retention.stop()
+            await writer.close()
+            db.close()
+            telemetry.shutdown()
+
+    app = FastAPI(
+        title="LMCP collector",
+        version=service_version(),
+        summary="Anonymous friction signals in; triage for the team out.",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.db = db
+    app.state.telemetry = telemetry
+
+    @app.get("/healthz", tags=["health"], summary="Liveness")
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/readyz", tags=["health"], summary="Readiness: the database answers")
+    async def readyz(request: Request) -> dict[str, str]:
+        writer: GroupCommitWriter | None = getattr(request.app.state, "writer", None)
+        if not db.is_open or writer is None or not writer.running:
+            raise ProblemError(503, "not_ready", "The collector is not ready.")
+        try:
+            await db.run(lambda con: con.execute("SELECT 1").fetchall())
+        except Exception:
+            raise ProblemError(503, "not_ready", "The database does not answer.") from None
+        return {"status": "ready"}
+
+    app.include_router(build_ingest_router(settings, telemetry))
+    app.include_router(build_read_router(db))
+    for module in OPTIONAL_ROUTERS:
+        build = _optional_router(module)
+        if build is not None:
+            app.include_router(build(settings, db))
+
+    install_error_handlers(app)
+    if settings.rate_limit_enabled:
+        limiter = RateLimiter(
+            settings.rate_limit_per_s,
+            settings.rate_limit_burst,
+            max_clients=settings.rate_limit_max_clients,
+        )
+        app.add_middleware(RateLimitMiddleware, limiter=limiter)
+    if telemetry.tracing:
+        app.add_middleware(RequestSpanMiddleware, tracer=telemetry.tracer)
+    _add_schema_components(app)
+    return app
+
+
+def _add_schema_components(app: FastAPI) -> None:
+    """Publish the signal schema in OpenAPI so ``/docs`` documents the ingestion body."""
+    base_openapi = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = base_openapi()
+            schema.setdefault("components", {}).setdefault("schemas", {}).update(
+                signal_schema_components()
+            )
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

@@ -1,0 +1,138 @@
+"""The pure part of ingestion: raw bytes in, a validated ``SignalBatch`` out, or a problem.
+
+- ``decode_body`` undoes ``Content-Encoding: gzip`` with a bounded ``zlib`` decompressobj: it never
+  holds more than the cap plus one chunk, so a gzip bomb stops at the cap (413).
+- ``validate_batch`` validates the raw JSON with the shared strict model in one pass
+  (``model_validate_json``: no ``json.loads`` then re-validation), and maps failures to value-free
+  problems: malformed JSON (400), too many signals (413), an unsupported schema version, an
+  empty batch, or field errors (422) naming the JSON pointer and the rule.
+
+Tool names are checked by the model itself: ``ToolName`` is the catalogue's names and ``other``.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+
+from pydantic import ValidationError
+from pydantic_core import ErrorDetails
+
+from client.schema import SUPPORTED_SCHEMA_VERSIONS, SignalBatch
+from collector.errors import ProblemError, describe_errors
+
+__all__ = ["check_content_type", "decode_body", "validate_batch"]
+
+_CHUNK = 64 * 1024
+
+
+def check_content_type(content_type: str | None) -> None:
+    """Only ``application/json`` (a ``charset=utf-8`` parameter is allowed)."""
+    if content_type is None:
+        raise ProblemError(415, "unsupported_media_type", "Content-Type must be application/json.")
+    media, _, params = content_type.partition(";")
+    if media.strip().lower() != "application/json":
+        raise ProblemError(415, "unsupported_media_type", "Content-Type must be application/json.")
+    for param in params.split(";"):
+        key, _, value = param.partition("=")
+        if key.strip().lower() == "charset" and value.strip().strip('"').lower() != "utf-8":
+            raise ProblemError(415, "unsupported_charset", "The only charset accepted is utf-8.")
+
+
+def decode_body(raw: bytes, content_encoding: str | None, *, max_decompressed: int) -> bytes:
+    """The body after its content coding (identity or gzip), at most ``max_decompressed`` bytes."""
+    coding = (content_encoding or "identity").strip().lower()
+    if coding == "identity":
+        return raw
+    if coding not in ("gzip", "x-gzip"):
+        raise ProblemError(
+            415, "unsupported_content_encoding", "Content-Encoding must be gzip or absent."
+        )
+    return gunzip_bounded(raw, max_decompressed)
+
+
+def gunzip_bounded(raw: bytes, limit: int) -> bytes:
+    """Decompress one gzip member, refusing (413) as soon as the output would exceed ``limit``."""
+    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    out = bytearray()
+    data = raw
+    try:
+        while data:
+            # Never ask for more than one byte past the cap: the bomb cannot inflate further.
+            room = limit - len(out) + 1
+            out += inflater.decompress(data, min(room, _CHUNK))
+            if len(out) > limit:
+                raise _too_large(limit)
+            data = inflater.unconsumed_tail
+            if inflater.eof:
+                break
+        while not inflater.eof and len(out) <= limit:
+            piece = inflater.decompress(b"", min(limit - len(out) + 1, _CHUNK))
+            if not piece:
+                break
+            out += piece
+        if len(out) > limit:
+            raise _too_large(limit)
+    except zlib.error as exc:
+        raise ProblemError(400, "malformed_gzip", "The gzip body cannot be decoded.") from exc
+    if not inflater.eof or inflater.unused_data:
+        raise ProblemError(
+            400, "malformed_gzip", "The gzip body is truncated or has trailing data."
+        )
+    return bytes(out)
+
+
+def _too_large(limit: int) -> ProblemError:
+    return ProblemError(
+        413, "decompressed_too_large", f"The decompressed body exceeds {limit} bytes."
+    )
+
+
+def validate_batch(body: bytes) -> SignalBatch:
+    """The validated batch, or a ``ProblemError`` that echoes nothing submitted."""
+    try:
+        batch = SignalBatch.model_validate_json(body, strict=True)
+    except ValidationError as exc:
+        raise _problem(exc.errors(include_url=False, include_input=False)) from None
+    # The model pins the version(s) it knows; this keeps the promise explicit and checked.
+    for index, signal in enumerate(batch.signals):
+        if signal.schema_version not in SUPPORTED_SCHEMA_VERSIONS:
+            raise ProblemError(
+                422,
+                "unsupported_schema_version",
+                "schema_version is not one this collector accepts.",
+                errors=[{"pointer": f"/signals/{index}/schema_version", "rule": "supported"}],
+            )
+    return batch
+
+
+def _problem(errors: Sequence[ErrorDetails]) -> ProblemError:
+    if any(e["type"] in ("json_invalid", "json_type") for e in errors):
+        return ProblemError(400, "malformed_json", "The body is not valid JSON.")
+    kinds = {e["type"] for e in errors if tuple(e["loc"]) == ("signals",)}
+    if "too_long" in kinds:
+        return ProblemError(
+            413, "too_many_signals", "A batch holds at most 500 signals.",
+            errors=describe_errors([e for e in errors if tuple(e["loc"]) == ("signals",)]),
+        )  # fmt: skip
+    if "too_short" in kinds:
+        # pydantic also reports "too short" when an item of the batch failed: only a batch
+        # with no other error is really empty.
+        others = [e for e in errors if tuple(e["loc"]) != ("signals",)]
+        if not others:
+            return ProblemError(
+                422, "empty_batch", "A batch holds at least one signal.",
+                errors=describe_errors(errors),
+            )  # fmt: skip
+        errors = others
+    described = describe_errors(errors)
+    if any(e["loc"][-1:] == ("schema_version",) for e in errors):
+        return ProblemError(
+            422,
+            "unsupported_schema_version",
+            "schema_version is not one this collector accepts.",
+            errors=described,
+        )
+    return ProblemError(
+        422, "invalid_signals", "The batch does not match the signal schema.", errors=described
+    )

@@ -1,0 +1,111 @@
+"""The collector's settings: values, passed in (``create_app(settings)``), never read at import.
+
+Every field is documented in ``docs/configuration.md`` (a test checks). Environment variables
+carry the prefix ``LMCP_COLLECTOR_``; list-valued settings take JSON
+(``LMCP_COLLECTOR_READ_TOKENS='["token-a", "token-b"]'``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import platformdirs
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from collector.skills.principals import SkillPrincipal
+
+__all__ = ["CollectorSettings", "default_db_path"]
+
+MIB = 1024 * 1024
+
+
+def default_db_path() -> Path:
+    """A DuckDB file in the platform's per-user data directory."""
+    return platformdirs.user_data_path("lmcp-collector", appauthor=False) / "signals.duckdb"
+
+
+class CollectorSettings(BaseSettings):
+    """Everything the collector can be told. Secrets are ``SecretStr``: never printed."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="LMCP_COLLECTOR_", extra="forbid", frozen=True, validate_default=True
+    )
+
+    # -- where and how it serves
+    db_path: Path = Field(
+        default_factory=default_db_path,
+        description="The DuckDB file the collector owns (created with its folder if missing).",
+    )
+    host: str = Field(default="127.0.0.1", description="Address `lmcp collector serve` binds.")
+    port: int = Field(default=8765, ge=1, le=65535, description="Port `serve` binds.")
+
+    # -- who may read
+    read_tokens: list[SecretStr] = Field(
+        default_factory=list,
+        description="Bearer tokens of the team's read API (several allowed). Empty: reads closed.",
+    )
+    skill_principals: list[SkillPrincipal] = Field(
+        default_factory=list,
+        description="Principals of the Cloud Skills API (token, scopes, tier, teams).",
+    )
+    triage_k: int = Field(
+        default=5, ge=2, description="k-anonymity threshold: published groups smaller are hidden."
+    )
+
+    # -- ingestion limits
+    max_body_bytes: int = Field(
+        default=1 * MIB, ge=1024, description="Largest request body on the wire (413 above)."
+    )
+    max_decompressed_bytes: int = Field(
+        default=4 * MIB,
+        ge=1024,
+        description="Largest body after gzip decoding (413 above; a gzip bomb stops here).",
+    )
+
+    # -- the group-commit writer
+    writer_max_rows: int = Field(
+        default=10_000, ge=500, description="Most rows written by one flush (one INSERT)."
+    )
+    writer_linger_ms: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=1000.0,
+        description="Extra wait before a flush, to gather more rows (0: flush as soon as the "
+        "previous flush ends; concurrent requests are grouped anyway).",
+    )
+
+    # -- retention
+    retention_days: int = Field(
+        default=90, ge=1, description="Signals older than this many days are deleted."
+    )
+    retention_interval_s: float = Field(
+        default=3600.0, gt=0.0, description="How often the retention job runs (and once at start)."
+    )
+
+    # -- rate limiting (per client address, in memory only)
+    rate_limit_enabled: bool = Field(default=True, description="Token-bucket rate limiting on.")
+    rate_limit_per_s: float = Field(
+        default=20.0, gt=0.0, description="Requests per second refilled into each address' bucket."
+    )
+    rate_limit_burst: int = Field(
+        default=60, ge=1, description="Bucket size: requests an address may send at once."
+    )
+    rate_limit_max_clients: int = Field(
+        default=100_000,
+        ge=1,
+        description="Most addresses tracked at once (least recently seen are forgotten first).",
+    )
+
+    # -- OpenTelemetry (the collector's own health; never a signal's contents)
+    otel_exporter: Literal["none", "console", "otlp"] = Field(
+        default="none", description="Where spans and metrics go: nowhere, stdout, or OTLP/HTTP."
+    )
+    otel_endpoint: str | None = Field(
+        default=None,
+        description="OTLP/HTTP base URL (e.g. http://127.0.0.1:4318); unset: the SDK default.",
+    )
+    otel_metric_interval_s: float = Field(
+        default=60.0, gt=0.0, description="How often metrics are exported."
+    )

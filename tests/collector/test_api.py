@@ -1,0 +1,313 @@
+"""The HTTP surface on a real uvicorn server: the bad-input table, the error shape everywhere."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import uuid
+import zlib
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from collector.app import create_app
+from collector.settings import CollectorSettings
+from tests.collector.conftest import (
+    assert_problem,
+    auth,
+    batch_body,
+    make_signal,
+    signal_json,
+)
+
+JSON = {"content-type": "application/json"}
+
+
+def _with(**changes: Any) -> bytes:
+    item = signal_json(make_signal())
+    item.update(changes)
+    return batch_body([item])
+
+
+def _bomb() -> bytes:
+    deflater = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    zeros = b" " * (1024 * 1024)
+    head = deflater.compress(b'{"signals":[')
+    return head + b"".join(deflater.compress(zeros) for _ in range(64)) + deflater.flush()
+
+
+def _many(n: int) -> bytes:
+    """``n`` small signals (about 200 bytes each: 10,000 fit in 4 MiB, not in 1 MiB)."""
+    one = {
+        "schema_version": 1,
+        "day": "2026-11-30",
+        "friction_type": "other",
+        "tool_attempted": "other",
+        "error_class": "timeout",
+        "client": {"version": "1.2.3", "platform": "linux"},
+    }
+    items = [dict(one, signal_id=str(uuid.uuid4())) for _ in range(n)]
+    return json.dumps({"signals": items}, separators=(",", ":")).encode()
+
+
+# (id, body, headers, status, code)
+BAD_INPUT: list[tuple[str, Callable[[], bytes], dict[str, str], int, str]] = [
+    ("malformed-json", lambda: b'{"signals": [', JSON, 400, "malformed_json"),
+    ("not-json-at-all", lambda: b"\xff\xfe<xml/>", JSON, 400, "malformed_json"),
+    (
+        "wrong-content-type",
+        lambda: batch_body([make_signal()]),
+        {"content-type": "text/plain"},
+        415,
+        "unsupported_media_type",
+    ),
+    ("no-content-type", lambda: batch_body([make_signal()]), {}, 415, "unsupported_media_type"),
+    (
+        "form-content-type",
+        lambda: b"signals=1",
+        {"content-type": "application/x-www-form-urlencoded"},
+        415,
+        "unsupported_media_type",
+    ),
+    (
+        "unknown-encoding",
+        lambda: batch_body([make_signal()]),
+        {**JSON, "content-encoding": "br"},
+        415,
+        "unsupported_content_encoding",
+    ),
+    (
+        "body-over-1mib",
+        lambda: b'{"signals":[' + b" " * (1024 * 1024) + b"]}",
+        JSON,
+        413,
+        "body_too_large",
+    ),
+    ("gzip-bomb", _bomb, {**JSON, "content-encoding": "gzip"}, 413, "decompressed_too_large"),
+    (
+        "broken-gzip",
+        lambda: b"\x1f\x8b\x08\x00garbage",
+        {**JSON, "content-encoding": "gzip"},
+        400,
+        "malformed_gzip",
+    ),
+    ("10000-signals", lambda: _many(10_000), JSON, 413, "body_too_large"),
+    (
+        "10000-signals-gzipped",
+        lambda: gzip.compress(_many(10_000)),
+        {**JSON, "content-encoding": "gzip"},
+        413,
+        "too_many_signals",
+    ),
+    ("501-signals", lambda: _many(501), JSON, 413, "too_many_signals"),
+    ("extra-field-with-value", lambda: _with(note="my secret note"), JSON, 422, "invalid_signals"),
+    ("unknown-enum", lambda: _with(friction_type="furious"), JSON, 422, "invalid_signals"),
+    ("unknown-tool", lambda: _with(tool_attempted="rm_rf_home"), JSON, 422, "invalid_signals"),
+    (
+        "unknown-ring-tool",
+        lambda: _with(ring=[{"tool": "mystery", "outcome": "ok"}]),
+        JSON,
+        422,
+        "invalid_signals",
+    ),
+    (
+        "future-schema-version",
+        lambda: _with(schema_version=2),
+        JSON,
+        422,
+        "unsupported_schema_version",
+    ),
+    (
+        "schema-version-as-string",
+        lambda: _with(schema_version="1"),
+        JSON,
+        422,
+        "unsupported_schema_version",
+    ),
+    ("negative-attempt-count", lambda: _with(attempt_count=-1), JSON, 422, "invalid_signals"),
+    ("huge-attempt-count", lambda: _with(attempt_count=10**30), JSON, 422, "invalid_signals"),
+    ("uuid-v1-id", lambda: _with(signal_id=str(uuid.uuid1())), JSON, 422, "invalid_signals"),
+    ("datetime-not-day", lambda: _with(day="2026-11-30T12:34:56Z"), JSON, 422, "invalid_signals"),
+    (
+        "version-with-build",
+        lambda: _with(client={"version": "1.2.3+host", "platform": "linux"}),
+        JSON,
+        422,
+        "invalid_signals",
+    ),
+    ("empty-batch", lambda: b'{"signals": []}', JSON, 422, "empty_batch"),
+    ("no-signals-key", lambda: b"{}", JSON, 422, "invalid_signals"),
+    ("top-level-array", lambda: b"[]", JSON, 422, "invalid_signals"),
+]
+
+
+@pytest.mark.parametrize(
+    ("body", "headers", "status", "code"),
+    [pytest.param(*row[1:], id=row[0]) for row in BAD_INPUT],
+)
+def test_bad_input(
+    http: httpx.Client,
+    body: Callable[[], bytes],
+    headers: dict[str, str],
+    status: int,
+    code: str,
+) -> None:
+    response = http.post("/v1/signals", content=body(), headers=headers)
+    problem = assert_problem(response, status, code)
+    for entry in problem.get("errors", []):
+        assert set(entry) == {"pointer", "rule", "detail"}
+    assert http.get("/v1/signals/count", headers=auth()).json() == {"count": 0}
+
+
+def test_422_names_pointer_and_rule(http: httpx.Client) -> None:
+    problem = assert_problem(
+        http.post("/v1/signals", content=_with(attempt_count=101), headers=JSON), 422
+    )
+    assert problem["errors"] == [
+        {
+            "pointer": "/signals/0/attempt_count",
+            "rule": "less_than_equal",
+            "detail": "number is too large",
+        }
+    ]
+
+
+def test_duplicates_within_and_across_batches(http: httpx.Client) -> None:
+    a, b = make_signal(), make_signal()
+    first = http.post("/v1/signals", content=batch_body([a, a, b]), headers=JSON)
+    assert first.json() == {"accepted": 2, "duplicates": 1}
+    again = http.post("/v1/signals", content=batch_body([b, a, make_signal()]), headers=JSON)
+    assert again.json() == {"accepted": 1, "duplicates": 2}
+    assert http.get("/v1/signals/count", headers=auth()).json() == {"count": 3}
+
+
+def test_gzip_and_charset_accepted(http: httpx.Client) -> None:
+    body = gzip.compress(batch_body([make_signal(), make_signal()]))
+    headers = {"content-type": "application/json; charset=utf-8", "content-encoding": "gzip"}
+    response = http.post("/v1/signals", content=body, headers=headers)
+    assert response.status_code == 200
+    assert response.json() == {"accepted": 2, "duplicates": 0}
+    assert "set-cookie" not in response.headers
+
+
+def test_health_and_readiness(http: httpx.Client) -> None:
+    assert http.get("/healthz").json() == {"status": "ok"}
+    assert http.get("/readyz").json() == {"status": "ready"}
+
+
+def test_read_api_tokens(http: httpx.Client) -> None:
+    for path in ("/v1/signals/count", "/v1/signals/export"):
+        missing = assert_problem(http.get(path), 401, "unauthorized")
+        assert missing["detail"]
+        assert http.get(path).headers["www-authenticate"] == "Bearer"
+        assert_problem(
+            http.get(path, headers={"Authorization": "Bearer wrong-token"}), 403, "forbidden"
+        )
+        assert_problem(http.get(path, headers={"Authorization": "Basic dXNlcjpwYXNz"}), 401)
+        assert http.get(path, headers=auth()).status_code == 200
+
+
+def test_several_read_tokens(settings: CollectorSettings) -> None:
+    from pydantic import SecretStr
+
+    from collector.auth import token_matches
+
+    many = settings.model_copy(update={"read_tokens": [SecretStr("t-one"), SecretStr("t-two")]})
+    assert token_matches(many, "t-one") and token_matches(many, "t-two")
+    assert not token_matches(many, "t-three") and not token_matches(many, "")
+    assert not token_matches(settings.model_copy(update={"read_tokens": []}), "t-one")
+
+
+def test_openapi_lists_every_route(http: httpx.Client) -> None:
+    paths = http.get("/openapi.json").json()["paths"]
+    for path in ("/v1/signals", "/v1/signals/count", "/v1/signals/export", "/healthz", "/readyz"):
+        assert path in paths
+    assert http.get("/docs").status_code == 200
+    body_schema = paths["/v1/signals"]["post"]["requestBody"]["content"]["application/json"]
+    assert body_schema["schema"] == {"$ref": "#/components/schemas/SignalBatch"}
+
+
+def _routes(settings: CollectorSettings) -> list[tuple[str, str]]:
+    """Every (method, path) the app documents, optional routers included."""
+    paths = create_app(settings).openapi()["paths"]
+    return [(method.upper(), path) for path, ops in paths.items() for method in ops]
+
+
+def _fill(path: str) -> str:
+    return path.replace("{", "x").replace("}", "")
+
+
+def test_error_shape_on_every_route(http: httpx.Client, settings: CollectorSettings) -> None:
+    """Every route, including the optional routers, answers its errors as problem+json."""
+    routes = _routes(settings)
+    assert len(routes) >= 5
+    seen = 0
+    for method, path in routes:
+        url = _fill(path)
+        if path in ("/docs", "/redoc", "/openapi.json", "/docs/oauth2-redirect"):
+            continue
+        # A method the route does not have -> 405, the same shape.
+        other = "PATCH" if method != "PATCH" else "PUT"
+        if (other, path) not in routes:
+            assert_problem(http.request(other, url), 405, "method_not_allowed")
+        # The route itself with a bad or unauthenticated request.
+        response = http.request(
+            method, url, content=b"{not json", headers={"content-type": "application/json",
+                                                          "Authorization": "Bearer wrong"}
+        )  # fmt: skip
+        if response.status_code >= 400:
+            assert_problem(response, response.status_code)
+            seen += 1
+    assert seen >= 3
+    assert_problem(http.get("/no/such/route"), 404, "not_found")
+
+
+def test_unhandled_exception_is_a_generic_500(settings: CollectorSettings) -> None:
+    from tests._servers import running_collector
+
+    app_settings = settings
+
+    class Boom(Exception):
+        pass
+
+    def add_boom(app: Any) -> None:
+        @app.get("/boom")
+        async def boom() -> None:
+            raise Boom("secret-value-in-message")
+
+    from collector import app as app_module
+
+    original = app_module.create_app
+
+    def patched(s: CollectorSettings, **kw: Any) -> Any:
+        app = original(s, **kw)
+        add_boom(app)
+        return app
+
+    import tests._servers as servers
+
+    servers.create_app = patched  # type: ignore[attr-defined]
+    try:
+        with running_collector(app_settings) as url, httpx.Client(base_url=url) as client:
+            response = client.get("/boom")
+    finally:
+        servers.create_app = original  # type: ignore[attr-defined]
+    body = assert_problem(response, 500, "internal_error")
+    assert "secret-value" not in response.text
+    assert body["detail"] == "An internal error occurred."
+
+
+def test_reads_and_writes_interleave(http: httpx.Client) -> None:
+    """A read between writes leaves the shared connection usable (DuckDB 2 pending results)."""
+    for n in range(1, 4):
+        assert http.get("/v1/signals/count", headers=auth()).status_code == 200
+        response = http.post("/v1/signals", content=batch_body([make_signal()]), headers=JSON)
+        assert response.json() == {"accepted": 1, "duplicates": 0}
+        assert http.get("/v1/signals/count", headers=auth()).json() == {"count": n}
+    assert http.get("/v1/signals/export", headers=auth()).status_code == 200
+    assert (
+        http.post("/v1/signals", content=batch_body([make_signal()]), headers=JSON).status_code
+        == 200
+    )

@@ -1,0 +1,172 @@
+"""The group-commit writer against a real DuckDB file."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import duckdb
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from client.schema import FrictionSignal
+from collector.db import Database
+from collector.errors import WriteError
+from collector.settings import CollectorSettings
+from collector.telemetry import Telemetry
+from collector.writer import FlushPlan, GroupCommitWriter, WriteResult, flush_rows
+from tests.collector.conftest import TODAY, expected_row, make_signal, read_rows, signals
+
+T = TypeVar("T")
+
+
+def _telemetry() -> Telemetry:
+    return Telemetry.from_settings(CollectorSettings())
+
+
+def test_flush_counts_duplicates_within_and_across(tmp_path: Path) -> None:
+    db = Database(tmp_path / "x.duckdb")
+    db.open()
+    a, b, c = make_signal(), make_signal(), make_signal()
+    try:
+        first = db.run_sync(lambda con: flush_rows(con, [[a, a, b], [b, c]], TODAY))
+        second = db.run_sync(lambda con: flush_rows(con, [[a, c], [make_signal()]], TODAY))
+    finally:
+        db.close()
+    assert first == [WriteResult(2, 1), WriteResult(1, 1)]
+    assert second == [WriteResult(0, 2), WriteResult(1, 0)]
+    assert len(read_rows(tmp_path / "x.duckdb")) == 4
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(signals, min_size=1, max_size=30, unique_by=lambda s: s.signal_id))
+def test_rows_read_back_field_by_field(tmp_path: Path, batch: list[FrictionSignal]) -> None:
+    con = duckdb.connect(":memory:")
+    from collector.db import apply_migrations
+
+    apply_migrations(con)
+    assert flush_rows(con, [batch], TODAY) == [WriteResult(len(batch), 0)]
+    cur = con.execute("SELECT * EXCLUDE (received_day) FROM signals")
+    names = [d[0] for d in cur.description or []]
+    got = {row[0]: dict(zip(names, row, strict=True)) for row in cur.fetchall()}
+    con.close()
+    for signal in batch:
+        assert got[signal.signal_id] == expected_row(signal)
+
+
+class FailingOnce(Database):
+    """A real database whose next flush fails (a disk error, say)."""
+
+    fail_next = False
+
+    async def run(self, fn: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
+        if self.fail_next:
+            self.fail_next = False
+            raise OSError("disk full")
+        return await super().run(fn)
+
+
+def test_concurrent_requests_share_flushes_and_a_failed_flush_fails_only_its_own(
+    tmp_path: Path,
+) -> None:
+    db = FailingOnce(tmp_path / "x.duckdb")
+    db.open()
+    flushes: list[int] = []
+
+    async def scenario() -> tuple[list[Any], list[Any]]:
+        telemetry = _telemetry()
+        writer = GroupCommitWriter(db, telemetry, max_rows=1000)
+        writer.start()
+        original = writer._flush
+
+        async def counting(taken: list[Any]) -> None:
+            flushes.append(len(taken))
+            await original(taken)
+
+        writer._flush = counting  # type: ignore[method-assign]
+        db.fail_next = True
+        doomed = await asyncio.gather(
+            *(writer.submit([make_signal()]) for _ in range(5)), return_exceptions=True
+        )
+        fine = await asyncio.gather(
+            *(writer.submit([make_signal(), make_signal()]) for _ in range(50))
+        )
+        await writer.close()
+        return list(doomed), list(fine)
+
+    try:
+        doomed, fine = asyncio.run(scenario())
+    finally:
+        db.close()
+    assert all(isinstance(r, WriteError) for r in doomed)
+    assert fine == [WriteResult(2, 0)] * 50
+    assert len(flushes) < 55  # grouped: far fewer flushes than requests
+    assert len(read_rows(tmp_path / "x.duckdb")) == 100
+
+
+def test_close_flushes_what_is_pending_and_refuses_new_work(tmp_path: Path) -> None:
+    db = Database(tmp_path / "x.duckdb")
+    db.open()
+
+    async def scenario() -> list[WriteResult]:
+        writer = GroupCommitWriter(db, _telemetry(), linger_s=0.2)
+        writer.start()
+        tasks = [asyncio.create_task(writer.submit([make_signal()])) for _ in range(30)]
+        await asyncio.sleep(0)  # queued, not yet flushed (linger)
+        await writer.close()
+        with pytest.raises(WriteError):
+            await writer.submit([make_signal()])
+        return list(await asyncio.gather(*tasks))
+
+    try:
+        results = asyncio.run(scenario())
+    finally:
+        db.close()
+    assert results == [WriteResult(1, 0)] * 30
+    assert len(read_rows(tmp_path / "x.duckdb")) == 30
+
+
+def test_received_day_comes_from_the_writer_clock(tmp_path: Path) -> None:
+    db = Database(tmp_path / "x.duckdb")
+    db.open()
+    day = dt.date(2026, 1, 2)
+
+    async def scenario() -> None:
+        writer = GroupCommitWriter(db, _telemetry(), today=lambda: day)
+        writer.start()
+        await writer.submit([make_signal()])
+        await writer.close()
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        db.close()
+    assert read_rows(tmp_path / "x.duckdb", "SELECT received_day FROM signals") == [
+        {"received_day": day}
+    ]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 15), min_size=1, max_size=8), min_size=1, max_size=6))
+def test_flush_plan_counts_each_id_once(id_batches: list[list[int]]) -> None:
+    """Pure: whatever the repetition within and across requests, each id is accepted once."""
+    pool = {i: make_signal() for i in range(16)}
+    batches = [[pool[i] for i in batch] for batch in id_batches]
+    plan = FlushPlan.of(batches)
+    assert [s.signal_id for s in plan.unique] == list(
+        dict.fromkeys(s.signal_id for b in batches for s in b)
+    )
+    all_new = plan.results(None)
+    assert [r.accepted + r.duplicates for r in all_new] == [len(b) for b in batches]
+    assert sum(r.accepted for r in all_new) == len(plan.unique)
+    stored_before = {pool[i].signal_id for i in range(0, 16, 2)}
+    inserted = {sid for sid in plan.ids if sid not in stored_before}
+    some_old = plan.results(inserted)
+    assert sum(r.accepted for r in some_old) == len(inserted)
+    assert [r.accepted + r.duplicates for r in some_old] == [len(b) for b in batches]
