@@ -1,0 +1,27 @@
+"""Every environment variable the client reads is documented in docs/configuration.md."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_every_client_variable_is_documented() -> None:
+    used: set[str] = set()
+    for path in (ROOT / "client").rglob("*.py"):
+        used |= set(re.findall(r'"((?:LMCP_[A-Z_]+)|DO_NOT_TRACK)"', path.read_text()))
+    used.discard("LMCP_APPS")  # a Python constant, not a variable
+    assert {"LMCP_HOME", "LMCP_COLLECTOR_URL", "LMCP_ANONYMOUS_SIGNALS", "DO_NOT_TRACK"} <= used
+    doc = (ROOT / "docs" / "configuration.md").read_text()
+    missing = sorted(v for v in used if f"`{v}`" not in doc)
+    assert missing == [], f"undocumented client settings: {missing}"
+
+
+def test_readme_shows_the_two_commands_first() -> None:
+    readme = (ROOT / "README.md").read_text()
+    head = readme[:900]
+    assert "make demo" in head and "make test" in head
+    for link in re.findall(r"\]\((docs/[^)#]+)", readme):
+        assert (ROOT / link).exists(), f"README links to a missing page: {link}"
