@@ -1,0 +1,299 @@
+"""One Vega-Lite chart per triage question, rendered offline to SVG (or PNG) by vl-convert.
+
+The specs are pure functions of an ``Answer``: data inlined as values, no URL, no CDN. The
+report inlines the SVG; the dashboard serves the same SVG inside its page.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import vl_convert
+
+from analysis._questions import Answer, Question
+from analysis._rows import (
+    AppRow,
+    AttemptRow,
+    IntentRow,
+    PlatformRow,
+    RegressionRow,
+    RingRow,
+    Row,
+    ShapeRow,
+    TopRow,
+    TrendRow,
+)
+
+__all__ = ["CHART_ROWS", "chart_png", "chart_spec", "chart_svg", "clear_chart_cache"]
+
+Spec = dict[str, Any]
+#: Bars shown at most per chart (tables show the rest).
+CHART_ROWS = 15
+WIDTH = 560
+_SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json"
+_CONFIG: Spec = {
+    "font": "DejaVu Sans, Helvetica, Arial, sans-serif",
+    "view": {"stroke": None},
+    "axis": {"labelFontSize": 11, "titleFontSize": 11, "labelLimit": 320, "grid": True},
+    "legend": {"labelFontSize": 11, "titleFontSize": 11, "orient": "bottom", "columns": 4},
+    "bar": {"cornerRadiusEnd": 2},
+}
+_ARROW = " \u2192 "
+_lock = threading.Lock()
+
+
+def _base(values: list[dict[str, Any]], height: int | None = None) -> Spec:
+    spec: Spec = {
+        "$schema": _SCHEMA,
+        "data": {"values": values},
+        "width": WIDTH,
+        "config": _CONFIG,
+        "background": "white",
+    }
+    if height is not None:
+        spec["height"] = height
+    return spec
+
+
+def _bar_height(n: int) -> int:
+    return max(60, 20 * n)
+
+
+def _hbar(
+    values: list[dict[str, Any]],
+    label: str,
+    *,
+    x: str = "n",
+    x_title: str = "signals",
+    color: str | None = None,
+    color_title: str | None = None,
+    stack: str | None = None,
+    sort: Any = "-x",
+) -> Spec:
+    labels = list(dict.fromkeys(v[label] for v in values))
+    spec = _base(values, _bar_height(len(labels)))
+    encoding: Spec = {
+        "y": {"field": label, "type": "nominal", "title": None, "sort": sort},
+        "x": {"field": x, "type": "quantitative", "title": x_title},
+        "tooltip": [{"field": label, "type": "nominal"}, {"field": x, "type": "quantitative"}],
+    }
+    if stack is not None:
+        encoding["x"]["stack"] = stack
+    if color is not None:
+        encoding["color"] = {"field": color, "type": "nominal", "title": color_title or color}
+    spec["mark"] = {"type": "bar", "tooltip": True}
+    spec["encoding"] = encoding
+    return spec
+
+
+def _top(rows: list[TopRow]) -> Spec:
+    values = [
+        {"what": f"{r.tool} \u00b7 {r.error_class}", "friction_type": r.friction_type, "n": r.n}
+        for r in rows[:CHART_ROWS]
+    ]
+    return _hbar(values, "what", color="friction_type", color_title="friction type")
+
+
+def _trends(rows: list[TrendRow]) -> Spec:
+    values = [
+        {"day": r.day.isoformat(), "series": r.series, "n": r.n, "spike": r.spike} for r in rows
+    ]
+    spec = _base(values, 220)
+    x = {"field": "day", "type": "temporal", "title": None, "axis": {"format": "%b %d"}}
+    spec["layer"] = [
+        {
+            "mark": {"type": "line", "point": {"size": 18}, "strokeWidth": 2},
+            "encoding": {
+                "x": x,
+                "y": {"field": "n", "type": "quantitative", "title": "signals per day"},
+                "color": {"field": "series", "type": "nominal", "title": "series"},
+                "strokeDash": {
+                    "condition": {"test": "datum.series === 'all'", "value": [1, 0]},
+                    "value": [4, 2],
+                },
+            },
+        },
+        {
+            "transform": [{"filter": "datum.spike"}],
+            "mark": {"type": "point", "filled": True, "size": 90, "color": "#d62728"},
+            "encoding": {
+                "x": x,
+                "y": {"field": "n", "type": "quantitative"},
+                "shape": {"value": "triangle-up"},
+                "tooltip": [
+                    {"field": "day", "type": "temporal"},
+                    {"field": "series", "type": "nominal"},
+                    {"field": "n", "type": "quantitative"},
+                ],
+            },
+        },
+    ]
+    return spec
+
+
+def _regressions(rows: list[RegressionRow]) -> Spec:
+    values = [
+        {
+            "what": f"{r.version} \u00b7 {r.tool} \u00b7 {r.error_class}",
+            "status": r.status,
+            "share_pct": r.share_pct,
+        }
+        for r in rows[:CHART_ROWS]
+    ]
+    spec = _hbar(
+        values, "what", x="share_pct", x_title="% of the version's signals", color="status",
+        sort=None,
+    )  # fmt: skip
+    spec["encoding"]["color"]["scale"] = {
+        "domain": ["new", "growing"],
+        "range": ["#d62728", "#ff7f0e"],
+    }
+    return spec
+
+
+def _platforms(rows: list[PlatformRow]) -> Spec:
+    totals: dict[str, int] = {}
+    for r in rows:
+        totals[r.tool] = totals.get(r.tool, 0) + r.n
+    keep = set(sorted(totals, key=lambda t: -totals[t])[:CHART_ROWS])
+    values = [{"tool": r.tool, "platform": r.platform, "n": r.n} for r in rows if r.tool in keep]
+    spec = _hbar(values, "tool", color="platform")
+    spec["encoding"]["color"]["scale"] = {
+        "domain": ["macos", "windows", "linux"],
+        "range": ["#4c78a8", "#72b7b2", "#f58518"],
+    }
+    return spec
+
+
+def _apps(rows: list[AppRow]) -> Spec:
+    order = ["not_installed", "not_running", "not_permitted", "genuine"]
+    tools = list(dict.fromkeys(r.tool for r in rows))[:CHART_ROWS]
+    values = [
+        {"tool": r.tool, "app_state": r.app_state, "n": r.n, "order": order.index(r.app_state)}
+        for r in rows
+        if r.tool in tools
+    ]
+    spec = _hbar(
+        values, "tool", x_title="share of the tool's signals", color="app_state",
+        color_title="app state", stack="normalize", sort=tools,
+    )  # fmt: skip
+    spec["encoding"]["color"]["scale"] = {
+        "domain": order,
+        "range": ["#9467bd", "#8c564b", "#e377c2", "#7f7f7f"],
+    }
+    spec["encoding"]["order"] = {"field": "order", "type": "ordinal"}
+    spec["encoding"]["x"]["axis"] = {"format": "%"}
+    return spec
+
+
+def _shapes(rows: list[ShapeRow]) -> Spec:
+    values = [
+        {"what": f"{r.tool} \u00b7 {r.arg}: {r.arg_type} {r.size}", "type": r.arg_type, "n": r.n}
+        for r in rows[:CHART_ROWS]
+    ]
+    return _hbar(values, "what", color="type", color_title="argument type")
+
+
+def _ring_label(r: RingRow) -> str:
+    steps = [f"{r.prev1_tool} ({r.prev1_outcome})", f"{r.tool} \u2717 {r.error_class}"]
+    if r.calls == 3:
+        steps.insert(0, f"{r.prev2_tool} ({r.prev2_outcome})")
+    return _ARROW.join(steps)
+
+
+def _ring(rows: list[RingRow]) -> Spec:
+    per_length = {2: 0, 3: 0}
+    values = []
+    for r in rows:
+        if per_length[r.calls] < CHART_ROWS // 2 + 1:
+            per_length[r.calls] += 1
+            values.append({"what": _ring_label(r), "calls": f"{r.calls} calls", "n": r.n})
+    spec = _hbar(values, "what", color="calls", color_title="sequence")
+    spec["encoding"]["y"]["axis"] = {"labelLimit": 520}
+    spec["width"] = WIDTH - 120
+    return spec
+
+
+def _intents(rows: list[IntentRow]) -> Spec:
+    values = [{"intent": r.intent, "n": r.n} for r in rows[:CHART_ROWS]]
+    return _hbar(values, "intent")
+
+
+def _attempts(rows: list[AttemptRow]) -> Spec:
+    values = [{"attempts": r.attempts, "n": r.n} for r in rows]
+    spec = _base(values, 180)
+    spec["mark"] = {"type": "bar", "tooltip": True}
+    spec["encoding"] = {
+        "x": {
+            "field": "attempts",
+            "type": "ordinal",
+            "sort": None,
+            "title": "attempts",
+            "axis": {"labelAngle": 0},
+        },
+        "y": {"field": "n", "type": "quantitative", "title": "signals"},
+    }
+    return spec
+
+
+_BUILDERS: Mapping[Question, Callable[[list[Any]], Spec]] = {
+    Question.top: _top,
+    Question.trends: _trends,
+    Question.regressions: _regressions,
+    Question.platforms: _platforms,
+    Question.apps: _apps,
+    Question.shapes: _shapes,
+    Question.ring: _ring,
+    Question.intents: _intents,
+    Question.attempts: _attempts,
+}
+
+
+def chart_spec(answer: Answer[Row], *, width: int = WIDTH) -> Spec | None:
+    """The Vega-Lite spec of an answer's chart; None when there is nothing to draw.
+
+    ``width`` is the plot width of a default chart (label columns come on top of it).
+    """
+    if not answer.rows:
+        return None
+    spec = _BUILDERS[answer.question](list(answer.rows))
+    spec["width"] = int(spec["width"] * width / WIDTH)
+    return spec
+
+
+@functools.lru_cache(maxsize=128)
+def _svg_of(spec_json: str) -> str:
+    with _lock:  # one conversion at a time: the converter is a shared engine
+        svg: str = vl_convert.vegalite_to_svg(json.loads(spec_json))
+    return svg
+
+
+def clear_chart_cache() -> None:
+    """Forget rendered SVGs (benchmarks time the rendering itself)."""
+    _svg_of.cache_clear()
+
+
+def chart_svg(answer: Answer[Row], *, width: int = WIDTH) -> str | None:
+    """The chart as an SVG document (offline); None when there is nothing to draw.
+
+    The same data draws the same chart: SVGs are cached by their spec (a dashboard reloaded
+    while no new signal changed an answer does not render again).
+    """
+    spec = chart_spec(answer, width=width)
+    if spec is None:
+        return None
+    return _svg_of(json.dumps(spec, sort_keys=True))
+
+
+def chart_png(answer: Answer[Row], *, scale: float = 2.0) -> bytes | None:
+    """The chart as PNG bytes (for docs); None when there is nothing to draw."""
+    spec = chart_spec(answer)
+    if spec is None:
+        return None
+    with _lock:
+        png: bytes = vl_convert.vegalite_to_png(spec, scale=scale)
+    return png

@@ -1,0 +1,271 @@
+"""The triage questions: each is one ``.sql`` file, a row type, and a few words for people.
+
+``ask`` runs a question on a DuckDB connection (a file opened by the CLI, or the collector's own
+connection inside ``Database.run``). Parameters are always bound, never formatted into SQL; the
+privacy threshold ``k`` is one of them, so suppression happens inside the query.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from importlib import resources
+from typing import Any, Generic
+
+import duckdb
+
+from analysis._filters import Filters, Period
+from analysis._rows import (
+    AppRow,
+    AttemptRow,
+    IntentRow,
+    PlatformRow,
+    R,
+    RegressionRow,
+    RingRow,
+    Row,
+    ShapeRow,
+    TopRow,
+    TrendRow,
+    row_from_json,
+    row_from_values,
+    row_to_json,
+)
+
+__all__ = [
+    "DEFAULT_K",
+    "DEFAULT_LIMIT",
+    "QUESTIONS",
+    "Answer",
+    "Question",
+    "QuestionSpec",
+    "answer_from_json",
+    "ask",
+    "load_sql",
+    "query_params",
+    "run_sql",
+]
+
+#: Groups with fewer signals than this are never shown (the collector may raise it).
+DEFAULT_K = 5
+DEFAULT_LIMIT = 20
+#: A day is a spike at this multiple of the mean of the days before it.
+SPIKE_RATIO = 2.0
+#: A version's share must grow by this factor to count as a regression.
+GROWTH = 1.5
+#: ... and be above the earlier share by this many standard errors.
+MIN_Z = 3.0
+_PARAM = re.compile(r"\$([a-z_][a-z0-9_]*)")
+
+
+class Question(StrEnum):
+    """The triage questions (also the names of their ``.sql`` files and CLI commands)."""
+
+    top = "top"
+    trends = "trends"
+    regressions = "regressions"
+    platforms = "platforms"
+    apps = "apps"
+    shapes = "shapes"
+    ring = "ring"
+    intents = "intents"
+    attempts = "attempts"
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionSpec:
+    question: Question
+    title: str
+    summary: str
+    row_type: type[Row]
+
+
+QUESTIONS: Mapping[Question, QuestionSpec] = {
+    spec.question: spec
+    for spec in (
+        QuestionSpec(
+            Question.top,
+            "Top friction",
+            "Tool x error class x friction type, with the change against the previous period.",
+            TopRow,
+        ),
+        QuestionSpec(
+            Question.trends,
+            "Trend per day",
+            "Signals per day, per friction type and in all, with spikes flagged.",
+            TrendRow,
+        ),
+        QuestionSpec(
+            Question.regressions,
+            "Regressions by client version",
+            "Friction that is new or growing in a version against the versions before it.",
+            RegressionRow,
+        ),
+        QuestionSpec(
+            Question.platforms,
+            "Platform split",
+            "Signals per platform and tool, with the tool's share of the platform.",
+            PlatformRow,
+        ),
+        QuestionSpec(
+            Question.apps,
+            "App state against genuine failures",
+            "Whether the app was not installed, not running or not permitted - or the tool failed.",
+            AppRow,
+        ),
+        QuestionSpec(
+            Question.shapes,
+            "Argument shapes",
+            "Which argument type x size-bucket combinations fail, per tool.",
+            ShapeRow,
+        ),
+        QuestionSpec(
+            Question.ring,
+            "Ring patterns",
+            "The most common 2- and 3-call sequences (with outcomes) ending in a failure.",
+            RingRow,
+        ),
+        QuestionSpec(
+            Question.intents,
+            "Intents",
+            "What users were trying to do when the friction happened.",
+            IntentRow,
+        ),
+        QuestionSpec(
+            Question.attempts,
+            "Attempts before reporting",
+            "How many times the agent tried before the friction was reported.",
+            AttemptRow,
+        ),
+    )
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Answer(Generic[R]):
+    """A question's answer: the resolved period, the threshold used, and the shown rows."""
+
+    question: Question
+    period: Period
+    k: int
+    filters: Filters
+    rows: tuple[R, ...] = field(default=())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "question": self.question.value,
+            "title": QUESTIONS[self.question].title,
+            "period": {"start": self.period.start.isoformat(), "end": self.period.end.isoformat()},
+            "k": self.k,
+            "filters": self.filters.as_strings(),
+            "rows": [row_to_json(row) for row in self.rows],
+        }
+
+
+def answer_from_json(doc: Mapping[str, Any]) -> Answer[Row]:
+    """The inverse of ``Answer.to_json`` (for answers fetched from a collector)."""
+    question = Question(doc["question"])
+    row_type = QUESTIONS[question].row_type
+    period = doc["period"]
+    return Answer(
+        question=question,
+        period=Period(dt.date.fromisoformat(period["start"]), dt.date.fromisoformat(period["end"])),
+        k=int(doc["k"]),
+        filters=Filters.parse(doc.get("filters", {})),
+        rows=tuple(row_from_json(row_type, row) for row in doc["rows"]),
+    )
+
+
+@functools.cache
+def load_sql(name: str) -> tuple[str, tuple[str, ...]]:
+    """The text of ``queries/<name>.sql`` (or ``sql/<name>.sql``) and its parameter names."""
+    if not re.fullmatch(r"[a-z_]+", name):
+        raise KeyError("not a query name")
+    for folder in ("queries", "sql"):
+        path = resources.files("analysis").joinpath(folder, f"{name}.sql")
+        if path.is_file():
+            text = path.read_text(encoding="utf-8")
+            params = tuple(dict.fromkeys(_PARAM.findall(_strip_comments(text))))
+            return text, params
+    raise KeyError("no such query")
+
+
+def _strip_comments(sql: str) -> str:
+    return "\n".join(line.split("--", 1)[0] for line in sql.splitlines())
+
+
+def run_sql(
+    con: duckdb.DuckDBPyConnection, name: str, values: Mapping[str, Any]
+) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """Run a named query, binding exactly the parameters it uses (all must be given)."""
+    text, params = load_sql(name)
+    missing = [p for p in params if p not in values]
+    if missing:
+        raise KeyError(f"query {name} needs parameter(s) {', '.join(missing)}")
+    cur = con.cursor()
+    try:
+        cur.execute(text, {p: values[p] for p in params})
+        columns = [d[0] for d in cur.description or ()]
+        return columns, cur.fetchall()
+    finally:
+        cur.close()
+
+
+def last_day(con: duckdb.DuckDBPyConnection) -> dt.date | None:
+    """The last day that holds signals (None for an empty table)."""
+    _, rows = run_sql(con, "bounds", {})
+    value = rows[0][1] if rows else None
+    return value if isinstance(value, dt.date) else None
+
+
+def query_params(
+    filters: Filters, period: Period, *, k: int, limit: int = DEFAULT_LIMIT
+) -> dict[str, Any]:
+    """Every parameter any question takes, for this period and these filters."""
+    if k < 1:
+        raise ValueError("k must be at least 1")
+    version = filters.version
+    return {
+        "start": period.start,
+        "end": period.end,
+        "prev_start": period.previous().start,
+        "baseline_start": period.start - dt.timedelta(days=7),
+        "platform": None if filters.platform is None else filters.platform.value,
+        "tool": None if filters.tool is None else filters.tool.value,
+        "v_major": None if version is None else version.major,
+        "v_minor": None if version is None else version.minor,
+        "v_patch": None if version is None else version.patch,
+        "k": k,
+        "limit": limit,
+        "spike_ratio": SPIKE_RATIO,
+        "growth": GROWTH,
+        "min_z": MIN_Z,
+    }
+
+
+def ask(
+    con: duckdb.DuckDBPyConnection,
+    question: Question,
+    filters: Filters | None = None,
+    *,
+    k: int = DEFAULT_K,
+    limit: int = DEFAULT_LIMIT,
+    period: Period | None = None,
+) -> Answer[Row]:
+    """Answer one triage question. ``period`` skips resolving it from the data again."""
+    filters = filters or Filters()
+    if period is None:
+        period = filters.resolve(last_day(con))
+    spec = QUESTIONS[question]
+    _, rows = run_sql(con, question.value, query_params(filters, period, k=k, limit=limit))
+    return Answer(
+        question=question,
+        period=period,
+        k=k,
+        filters=filters,
+        rows=tuple(row_from_values(spec.row_type, row) for row in rows),
+    )

@@ -1,0 +1,188 @@
+"""One row type per triage question: the columns its ``.sql`` file returns, typed.
+
+Counts are ints, shares are percentages (floats), days are dates. A test checks that every
+query returns exactly these columns, in this order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import typing
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
+
+__all__ = [
+    "AppRow",
+    "AttemptRow",
+    "IntentRow",
+    "PlatformRow",
+    "RegressionRow",
+    "RingRow",
+    "Row",
+    "ShapeRow",
+    "TopRow",
+    "TrendRow",
+    "row_from_json",
+    "row_from_values",
+    "row_to_json",
+]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TopRow:
+    tool: str
+    error_class: str
+    friction_type: str
+    n: int
+    #: The previous period's count; None when it was below k (or zero).
+    prev_n: int | None
+    change: int | None
+    change_pct: float | None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TrendRow:
+    day: dt.date
+    #: A friction_type, or ``all``.
+    series: str
+    n: int
+    #: Mean of the published days among the 7 before; None when there were none.
+    baseline: float | None
+    spike: bool
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RegressionRow:
+    version: str
+    first_day: dt.date
+    tool: str
+    error_class: str
+    n: int
+    share_pct: float
+    base_n: int
+    base_share_pct: float
+    #: ``new`` or ``growing``.
+    status: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PlatformRow:
+    platform: str
+    tool: str
+    n: int
+    platform_n: int
+    share_pct: float
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class AppRow:
+    tool: str
+    #: ``not_installed``, ``not_running``, ``not_permitted`` or ``genuine``.
+    app_state: str
+    n: int
+    tool_n: int
+    share_pct: float
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ShapeRow:
+    tool: str
+    arg: str
+    arg_type: str
+    #: A size bucket, or ``-`` for types without a size.
+    size: str
+    n: int
+    share_pct: float
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RingRow:
+    #: 2 (prev1 -> failure) or 3 (prev2 -> prev1 -> failure).
+    calls: int
+    prev2_tool: str | None
+    prev2_outcome: str | None
+    prev1_tool: str
+    prev1_outcome: str
+    tool: str
+    error_class: str
+    n: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class IntentRow:
+    intent: str
+    n: int
+    share_pct: float
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class AttemptRow:
+    attempts: str
+    n: int
+    share_pct: float
+
+
+#: Any question's row.
+Row = (
+    TopRow
+    | TrendRow
+    | RegressionRow
+    | PlatformRow
+    | AppRow
+    | ShapeRow
+    | RingRow
+    | IntentRow
+    | AttemptRow
+)
+R = TypeVar("R", bound=Row)
+
+
+_CONVERTERS: dict[type, tuple[tuple[str, Any], ...]] = {}
+
+
+def _converters(row_type: type) -> tuple[tuple[str, Any], ...]:
+    known = _CONVERTERS.get(row_type)
+    if known is not None:
+        return known
+    hints = typing.get_type_hints(row_type)
+    out = []
+    for f in dataclasses.fields(row_type):
+        base = {t for t in typing.get_args(hints[f.name]) if t is not type(None)} or {hints[f.name]}
+        out.append((f.name, next(iter(base))))
+    _CONVERTERS[row_type] = tuple(out)
+    return _CONVERTERS[row_type]
+
+
+def _coerce(kind: Any, value: Any) -> Any:
+    if value is None:
+        return None
+    if kind is dt.date:
+        return value if isinstance(value, dt.date) else dt.date.fromisoformat(str(value))
+    if kind is float:
+        return float(value)
+    if kind is int:
+        return int(value)
+    if kind is bool:
+        return bool(value)
+    return str(value)
+
+
+def row_from_values(row_type: type[R], values: Sequence[Any]) -> R:
+    """A row from a query's values, in column order."""
+    names = _converters(row_type)
+    return row_type(*(_coerce(kind, v) for (_, kind), v in zip(names, values, strict=True)))
+
+
+def row_from_json(row_type: type[R], doc: Mapping[str, Any]) -> R:
+    """A row from its JSON object (see ``row_to_json``)."""
+    return row_type(**{name: _coerce(kind, doc.get(name)) for name, kind in _converters(row_type)})
+
+
+def row_to_json(row: Row) -> dict[str, Any]:
+    """A JSON object of a row: dates as ISO strings."""
+    return {
+        f.name: v.isoformat() if isinstance(v, dt.date) else v
+        for f in dataclasses.fields(row)
+        for v in (getattr(row, f.name),)
+    }

@@ -1,0 +1,243 @@
+"""``lmcp analysis``: the triage questions as rich tables, the report, and synthetic data.
+
+Every question reads either an exported copy (``--db``, a DuckDB file) or a running collector
+(``--url`` plus a team token from ``--token`` or ``LMCP_TEAM_TOKEN``). The token is never
+printed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Callable
+from dataclasses import fields
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+from rich.table import Table
+
+from analysis._api import open_db
+from analysis._filters import FilterError, Filters
+from analysis._questions import DEFAULT_K, DEFAULT_LIMIT, QUESTIONS, Answer, Question, ask
+from analysis._remote import RemoteError, fetch_answer
+from analysis._rows import Row
+from analysis._synth import synthesize
+from analysis.report import answer_all, build_report, write_pngs, write_report
+
+__all__ = ["app", "answer_table"]
+
+app = typer.Typer(
+    help="Triage of the collected friction signals (from a DuckDB copy or a collector).",
+    no_args_is_help=True,
+    add_completion=False,
+)
+console = Console()
+err = Console(stderr=True)
+
+DbOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--db", help="An exported copy: a DuckDB file, or a Parquet export.", dir_okay=False
+    ),
+]
+UrlOpt = Annotated[
+    str | None, typer.Option("--url", help="A running collector, e.g. http://127.0.0.1:8765.")
+]
+TokenOpt = Annotated[
+    str | None,
+    typer.Option("--token", envvar="LMCP_TEAM_TOKEN", help="Team read token (for --url).",
+                 show_default=False),
+]  # fmt: skip
+StartOpt = Annotated[str | None, typer.Option(help="First day (YYYY-MM-DD).")]
+EndOpt = Annotated[str | None, typer.Option(help="Last day (default: the last day with data).")]
+PlatformOpt = Annotated[str | None, typer.Option(help="macos, windows or linux.")]
+VersionOpt = Annotated[str | None, typer.Option("--version", help="1, 1.4 or 1.4.2.")]
+ToolOpt = Annotated[str | None, typer.Option(help="A catalogue tool name.")]
+KOpt = Annotated[int, typer.Option("--k", min=2, help="Hide groups smaller than this.")]
+LimitOpt = Annotated[int, typer.Option(min=1, max=1000, help="Most rows (where it applies).")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+_STYLE = {"new": "bold red", "growing": "yellow"}
+
+
+def _filters(
+    start: str | None, end: str | None, platform: str | None, version: str | None, tool: str | None
+) -> Filters:
+    try:
+        return Filters.parse(
+            {"start": start, "end": end, "platform": platform, "version": version, "tool": tool}
+        )
+    except FilterError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+def _fmt(value: object) -> str:
+    if value is None:
+        return "[dim]\u2014[/dim]"
+    if isinstance(value, bool):
+        return "[bold red]spike[/bold red]" if value else ""
+    if isinstance(value, float):
+        return f"{value:,.2f}".rstrip("0").rstrip(".")
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    text = str(value)
+    style = _STYLE.get(text)
+    return f"[{style}]{text}[/{style}]" if style else text
+
+
+def answer_table(answer: Answer[Row], *, max_rows: int | None = None) -> Table:
+    """A rich table of an answer (also used by the demo)."""
+    spec = QUESTIONS[answer.question]
+    period = f"{answer.period.start} .. {answer.period.end}"
+    table = Table(
+        title=f"{spec.title}  [dim]{period}, k={answer.k}[/dim]",
+        title_justify="left",
+        header_style="bold cyan",
+    )
+    names = [f.name for f in fields(spec.row_type)]
+    for name in names:
+        sample = next((getattr(r, name) for r in answer.rows if getattr(r, name) is not None), "")
+        numeric = isinstance(sample, int | float) and not isinstance(sample, bool)
+        table.add_column(name, justify="right" if numeric else "left")
+    rows = answer.rows if max_rows is None else answer.rows[:max_rows]
+    for row in rows:
+        table.add_row(*(_fmt(getattr(row, n)) for n in names))
+    if not answer.rows:
+        table.caption = f"No group reaches {answer.k} signals."
+    elif max_rows is not None and len(answer.rows) > max_rows:
+        table.caption = f"{len(answer.rows) - max_rows} more rows."
+    return table
+
+
+def _answer(
+    question: Question,
+    *,
+    db: Path | None,
+    url: str | None,
+    token: str | None,
+    filters: Filters,
+    k: int,
+    limit: int,
+) -> Answer[Row]:
+    if (db is None) == (url is None):
+        raise typer.BadParameter("give exactly one of --db and --url")
+    if db is not None:
+        try:
+            con = open_db(db)
+        except FileNotFoundError:
+            raise typer.BadParameter("--db: no file there") from None
+        try:
+            return ask(con, question, filters, k=k, limit=limit)
+        finally:
+            con.close()
+    if not token:
+        raise typer.BadParameter("--url needs a team token (--token or LMCP_TEAM_TOKEN)")
+    assert url is not None
+    try:
+        return fetch_answer(url, token, question, filters, k=k, limit=limit)
+    except RemoteError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(1) from None
+
+
+def _command(question: Question) -> Callable[..., None]:
+    def command(
+        db: DbOpt = None,
+        url: UrlOpt = None,
+        token: TokenOpt = None,
+        start: StartOpt = None,
+        end: EndOpt = None,
+        platform: PlatformOpt = None,
+        version: VersionOpt = None,
+        tool: ToolOpt = None,
+        k: KOpt = DEFAULT_K,
+        limit: LimitOpt = DEFAULT_LIMIT,
+        as_json: JsonOpt = False,
+    ) -> None:
+        filters = _filters(start, end, platform, version, tool)
+        answer = _answer(question, db=db, url=url, token=token, filters=filters, k=k, limit=limit)
+        if as_json:
+            console.print_json(json.dumps(answer.to_json()))
+        else:
+            console.print(answer_table(answer))
+
+    command.__doc__ = QUESTIONS[question].summary
+    return command
+
+
+for _q in Question:
+    app.command(_q.value, help=QUESTIONS[_q].summary)(_command(_q))
+
+
+@app.command("report")
+def report_command(
+    db: DbOpt = None,
+    url: UrlOpt = None,
+    token: TokenOpt = None,
+    out: Annotated[Path, typer.Option(help="The HTML file to write.")] = Path("triage.html"),
+    markdown: Annotated[
+        Path | None, typer.Option(help="Also write Markdown here (charts beside it as SVG).")
+    ] = None,
+    png_dir: Annotated[
+        Path | None, typer.Option(help="Also write each chart as PNG into this folder.")
+    ] = None,
+    start: StartOpt = None,
+    end: EndOpt = None,
+    platform: PlatformOpt = None,
+    version: VersionOpt = None,
+    tool: ToolOpt = None,
+    k: KOpt = DEFAULT_K,
+) -> None:
+    """Write the self-contained HTML triage report (offline: inline SVG charts, no script)."""
+    filters = _filters(start, end, platform, version, tool)
+    if db is not None and url is None:
+        try:
+            con = open_db(db)
+        except FileNotFoundError:
+            raise typer.BadParameter("--db: no file there") from None
+        try:
+            answers = answer_all(con, filters, k=k)
+        finally:
+            con.close()
+    else:
+        answers = [
+            _answer(q, db=db, url=url, token=token, filters=filters, k=k, limit=DEFAULT_LIMIT)
+            for q in Question
+        ]
+    report = build_report(answers)
+    written = write_report(report, out, markdown)
+    if png_dir is not None:
+        written += write_pngs(answers, png_dir)
+    for path in written:
+        console.print(f"wrote [bold]{path}[/bold]", soft_wrap=True)
+
+
+@app.command("synth")
+def synth_command(
+    signals: Annotated[int, typer.Option(min=1, help="How many signals to add.")],
+    db: Annotated[Path, typer.Option("--db", help="The DuckDB file (created if missing).")],
+    end_day: Annotated[
+        str | None, typer.Option(help="Last day of the 90 generated days (default: today).")
+    ] = None,
+) -> None:
+    """Add realistic, skewed synthetic signals to a DuckDB file (generated inside DuckDB)."""
+    end = None
+    if end_day is not None:
+        try:
+            end = dt.date.fromisoformat(end_day)
+        except ValueError:
+            raise typer.BadParameter("--end-day must be a date like 2026-01-31") from None
+    with Progress(
+        "[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+        TimeElapsedColumn(), console=console,
+    ) as progress:  # fmt: skip
+        task = progress.add_task("synthesizing", total=signals)
+        total = synthesize(
+            db, signals, end_day=end, progress=lambda done: progress.update(task, completed=done)
+        )
+    console.print(f"{total:,} signals in {db}", soft_wrap=True)

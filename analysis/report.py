@@ -1,0 +1,240 @@
+"""The triage report: one self-contained HTML page (and a Markdown twin) for every question.
+
+Offline by construction: charts are Vega-Lite rendered to SVG by vl-convert and inlined; the
+CSS is inline; there is no script and no external URL. Everything shown is already
+k-suppressed by the queries, and every value is an enum name, a number or a day.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+import duckdb
+
+from analysis._charts import chart_png, chart_svg
+from analysis._filters import Filters
+from analysis._questions import DEFAULT_K, QUESTIONS, Answer, Question, ask, last_day
+from analysis._rows import Row
+
+__all__ = [
+    "TABLE_ROWS",
+    "Report",
+    "answer_all",
+    "build_report",
+    "table_html",
+    "write_pngs",
+    "write_report",
+]
+
+#: Rows shown per table (charts show fewer).
+TABLE_ROWS = 25
+#: Plot width of the report's charts (pixels; label columns come on top).
+REPORT_CHART = 720
+
+CSS = """
+:root { color-scheme: light; }
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif;
+       margin: 0; color: #1d1d1f; background: #f5f5f7; }
+header { background: #1d2b3a; color: #fff; padding: 18px 32px; }
+header h1 { margin: 0 0 4px; font-size: 22px; }
+header p { margin: 0; opacity: .85; }
+nav { padding: 10px 32px; background: #fff; border-bottom: 1px solid #ddd; display: flex;
+      flex-wrap: wrap; gap: 4px 16px; }
+nav a { color: #0b57d0; text-decoration: none; white-space: nowrap; }
+main { padding: 8px 32px 40px; max-width: 1180px; }
+section { background: #fff; border: 1px solid #e3e3e8; border-radius: 8px; margin: 18px 0;
+          padding: 16px 20px; }
+section h2 { margin: 0 0 2px; font-size: 18px; }
+section p.summary { margin: 0 0 10px; color: #555; }
+.chart svg { max-width: 100%; height: auto; }
+table { border-collapse: collapse; margin-top: 10px; font-size: 13px; }
+th, td { padding: 3px 10px; border-bottom: 1px solid #eee; text-align: left; }
+th { background: #fafafa; font-weight: 600; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.empty { color: #777; font-style: italic; }
+.more { color: #777; font-size: 12px; }
+footer { color: #666; font-size: 12px; padding: 0 32px 24px; }
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    html: str
+    markdown: str
+    #: question name -> SVG (the charts the Markdown links to)
+    charts: dict[str, str]
+
+
+def answer_all(
+    con: duckdb.DuckDBPyConnection,
+    filters: Filters | None = None,
+    *,
+    k: int = DEFAULT_K,
+    questions: Sequence[Question] = tuple(Question),
+) -> list[Answer[Row]]:
+    """Every question's answer over one resolved period."""
+    filters = filters or Filters()
+    period = filters.resolve(last_day(con))
+    return [ask(con, q, filters, k=k, period=period) for q in questions]
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return "\u2014"
+    if isinstance(value, bool):
+        return "yes" if value else ""
+    if isinstance(value, float):
+        return f"{value:,.2f}".rstrip("0").rstrip(".")
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return str(value)
+
+
+def _columns(answer: Answer[Row]) -> list[str]:
+    return [f.name for f in fields(QUESTIONS[answer.question].row_type)]
+
+
+def table_html(
+    answer: Answer[Row],
+    limit: int = TABLE_ROWS,
+    *,
+    tool_href: Callable[[str], str | None] | None = None,
+) -> str:
+    """An HTML table of an answer's first rows (escaped); ``tool_href`` links tool cells."""
+    cols = _columns(answer)
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
+    body = []
+    for row in answer.rows[:limit]:
+        cells = []
+        for c in cols:
+            value = getattr(row, c)
+            num = isinstance(value, int | float) and not isinstance(value, bool)
+            cls = ' class="num"' if num else ""
+            text = html.escape(_cell(value))
+            href = (
+                tool_href(value) if tool_href and c == "tool" and isinstance(value, str) else None
+            )
+            if href is not None:
+                text = f'<a class="drill" href="{html.escape(href)}">{text}</a>'
+            cells.append(f"<td{cls}>{text}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    more = ""
+    if len(answer.rows) > limit:
+        more = f'<p class="more">{len(answer.rows) - limit} more rows not shown.</p>'
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{more}"
+
+
+def _describe(answer: Answer[Row]) -> str:
+    shown = answer.filters.as_strings()
+    shown.pop("start", None)
+    shown.pop("end", None)
+    parts = [f"{answer.period.start.isoformat()} to {answer.period.end.isoformat()}"]
+    parts += [f"{key} = {value}" for key, value in sorted(shown.items())]
+    parts.append(f"groups of fewer than {answer.k} signals suppressed")
+    return " \u00b7 ".join(parts)
+
+
+def build_report(
+    answers: Sequence[Answer[Row]],
+    *,
+    title: str = "LMCP friction triage",
+    generated: dt.date | None = None,
+) -> Report:
+    """Render the answers (already k-suppressed) as HTML and Markdown."""
+    if not answers:
+        raise ValueError("a report needs at least one answer")
+    generated = generated or dt.datetime.now(dt.UTC).date()
+    described = _describe(answers[0])
+    charts: dict[str, str] = {}
+    sections: list[str] = []
+    md = [f"# {title}", "", f"{described}. Generated {generated.isoformat()}.", ""]
+    nav = []
+    for answer in answers:
+        spec = QUESTIONS[answer.question]
+        name = answer.question.value
+        nav.append(f'<a href="#q-{name}">{html.escape(spec.title)}</a>')
+        svg = chart_svg(answer, width=REPORT_CHART)
+        if svg is not None:
+            charts[name] = svg
+        chart = (
+            f'<div class="chart">{svg}</div>'
+            if svg is not None
+            else f'<p class="empty">No group reaches {answer.k} signals.</p>'
+        )
+        table = table_html(answer) if answer.rows else ""
+        sections.append(
+            f'<section id="q-{name}"><h2>{html.escape(spec.title)}</h2>'
+            f'<p class="summary">{html.escape(spec.summary)}</p>{chart}{table}</section>'
+        )
+        md += [f"## {spec.title}", "", spec.summary, ""]
+        md += _markdown_table(answer, name if svg is not None else None)
+    page = (
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+        "style-src 'unsafe-inline'; img-src data:\">"
+        f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>"
+        f"<header><h1>{html.escape(title)}</h1><p>{html.escape(described)}</p></header>"
+        f"<nav>{''.join(nav)}</nav><main>{''.join(sections)}</main>"
+        f"<footer>Generated {generated.isoformat()} from anonymous friction signals. "
+        "Every figure is an aggregate of at least k signals.</footer></body></html>\n"
+    )
+    return Report(html=page, markdown="\n".join(md) + "\n", charts=charts)
+
+
+def _md_cell(value: object) -> str:
+    return _cell(value).replace("|", "\\|")
+
+
+def _markdown_table(answer: Answer[Row], chart: str | None) -> list[str]:
+    out: list[str] = []
+    if chart is not None:
+        out += [f"![{chart}](CHARTS/{chart}.svg)", ""]
+    if not answer.rows:
+        return out + [f"_No group reaches {answer.k} signals._", ""]
+    cols = _columns(answer)
+    out.append("| " + " | ".join(cols) + " |")
+    out.append("|" + "|".join("---" for _ in cols) + "|")
+    for row in answer.rows[:TABLE_ROWS]:
+        out.append("| " + " | ".join(_md_cell(getattr(row, c)) for c in cols) + " |")
+    if len(answer.rows) > TABLE_ROWS:
+        out.append(f"\n_{len(answer.rows) - TABLE_ROWS} more rows not shown._")
+    return out + [""]
+
+
+def write_report(report: Report, html_path: Path, markdown_path: Path | None = None) -> list[Path]:
+    """Write the HTML; the Markdown too, with its charts as SVG files in ``<stem>-charts/``."""
+    html_path.parent.mkdir(parents=True, exist_ok=True)
+    html_path.write_text(report.html, encoding="utf-8")
+    written = [html_path]
+    if markdown_path is not None:
+        charts_dir = markdown_path.with_name(f"{markdown_path.stem}-charts")
+        charts_dir.mkdir(parents=True, exist_ok=True)
+        for name, svg in report.charts.items():
+            (charts_dir / f"{name}.svg").write_text(svg, encoding="utf-8")
+        markdown_path.write_text(
+            report.markdown.replace("](CHARTS/", f"]({charts_dir.name}/"), encoding="utf-8"
+        )
+        written.append(markdown_path)
+    return written
+
+
+def write_pngs(
+    answers: Sequence[Answer[Row]], folder: Path, *, prefix: str = "triage-"
+) -> list[Path]:
+    """Each chart as a PNG (for docs)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    out = []
+    for answer in answers:
+        png = chart_png(answer)
+        if png is not None:
+            path = folder / f"{prefix}{answer.question.value}.png"
+            path.write_bytes(png)
+            out.append(path)
+    return out

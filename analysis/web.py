@@ -1,0 +1,212 @@
+"""The triage routes the collector mounts (``build_router(settings, db)``).
+
+- ``GET /v1/triage`` lists the questions; ``GET /v1/triage/{question}`` answers one as JSON.
+  Both need a team bearer token (``collector.auth.require_team_token``). Query parameters:
+  ``start``, ``end``, ``platform``, ``version``, ``tool`` (filters), ``k`` (at least the
+  collector's ``triage_k``; a smaller one is refused) and ``limit``.
+- ``/dashboard``: a login form (``POST /dashboard/login``) sets an HttpOnly, SameSite=Strict
+  session cookie (``analysis._session``); then the overview (``GET /dashboard``) and one page
+  per tool (``GET /dashboard/tool/{tool}``), with the same filters as query parameters. Assets
+  come from ``analysis/static`` only; pages carry a strict CSP with no script at all.
+
+Errors are RFC 9457 problems (``ProblemError``) naming the parameter and the rule, never the
+value. Every query runs on the collector's database thread (``Database.run``); charts render
+in a worker thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from importlib import resources
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Form, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from analysis._dashboard import (
+    View,
+    login_page,
+    overview_answers,
+    render_svgs,
+    tool_answers,
+    view_page,
+)
+from analysis._filters import FilterError, Filters
+from analysis._questions import DEFAULT_LIMIT, QUESTIONS, Question, ask, last_day
+from analysis._session import COOKIE_NAME, SESSION_SECONDS, make_session, session_valid
+from client.schema import ToolName
+from collector.auth import require_team_token, token_matches
+from collector.db import Database
+from collector.errors import ProblemError
+from collector.settings import CollectorSettings
+
+__all__ = ["build_router"]
+
+_FILTER_KEYS = frozenset({"start", "end", "platform", "version", "tool"})
+_STATIC = {"dashboard.css": "text/css; charset=utf-8"}
+_CSP = (
+    "default-src 'none'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+_PAGE_HEADERS = {
+    "Content-Security-Policy": _CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+    "X-Frame-Options": "DENY",
+}
+MAX_LIMIT = 1000
+
+
+def _filters(params: Mapping[str, str], allowed: frozenset[str]) -> Filters:
+    unknown = [key for key in params if key not in allowed]
+    if unknown:
+        raise ProblemError(
+            422, "invalid_parameter", "A query parameter is not one this route takes."
+        )
+    try:
+        return Filters.parse({key: params[key] for key in params if key in _FILTER_KEYS})
+    except FilterError as exc:
+        raise ProblemError(422, "invalid_filter", str(exc)) from None
+
+
+def _int_param(params: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
+    raw = params.get(name)
+    if raw is None or raw == "":
+        return default
+    if not raw.isdigit() or not low <= int(raw) <= high:
+        raise ProblemError(
+            422, "invalid_parameter", f"'{name}' must be an integer from {low} to {high}."
+        )
+    return int(raw)
+
+
+def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
+    """The triage API and the dashboard, reading through ``db``."""
+    router = APIRouter()
+    min_k = settings.triage_k
+
+    def secrets() -> list[str]:
+        return [t.get_secret_value() for t in settings.read_tokens]
+
+    # -- JSON API -----------------------------------------------------------------------
+    @router.get(
+        "/v1/triage",
+        tags=["triage"],
+        summary="The triage questions",
+        dependencies=[Depends(require_team_token)],
+    )
+    async def list_questions() -> dict[str, Any]:
+        return {
+            "k": min_k,
+            "questions": [
+                {"name": q.value, "title": s.title, "summary": s.summary}
+                for q, s in QUESTIONS.items()
+            ],
+        }
+
+    @router.get(
+        "/v1/triage/{question}",
+        tags=["triage"],
+        summary="Answer one triage question (k-suppressed)",
+        dependencies=[Depends(require_team_token)],
+    )
+    async def triage(question: str, request: Request) -> dict[str, Any]:
+        try:
+            q = Question(question)
+        except ValueError:
+            raise ProblemError(
+                404, "unknown_question", "No triage question by that name."
+            ) from None
+        params = dict(request.query_params)
+        filters = _filters(params, _FILTER_KEYS | {"k", "limit"})
+        k = _int_param(params, "k", min_k, 1, 1_000_000)
+        if k < min_k:
+            raise ProblemError(
+                422, "k_below_minimum", f"'k' must be at least the collector's minimum ({min_k})."
+            )
+        limit = _int_param(params, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
+
+        def run(con: Any) -> dict[str, Any]:
+            period = filters.resolve(last_day(con))
+            return ask(con, q, filters, k=k, limit=limit, period=period).to_json()
+
+        return await db.run(run)
+
+    # -- dashboard ----------------------------------------------------------------------
+    def signed_in(request: Request) -> bool:
+        return session_valid(request.cookies.get(COOKIE_NAME), secrets())
+
+    def page(body: str, status: int = 200) -> HTMLResponse:
+        return HTMLResponse(body, status_code=status, headers=_PAGE_HEADERS)
+
+    def to_login() -> RedirectResponse:
+        return RedirectResponse("/dashboard/login", status_code=303, headers=_PAGE_HEADERS)
+
+    @router.get("/dashboard/login", include_in_schema=False)
+    async def login_form(request: Request) -> Response:
+        return page(login_page(failed=request.query_params.get("failed") == "1"))
+
+    @router.post("/dashboard/login", include_in_schema=False)
+    async def login(request: Request, token: Annotated[str, Form(max_length=512)] = "") -> Response:
+        if not token or not token_matches(settings, token):
+            # Post/redirect/get: the form comes back with a message, nothing is echoed.
+            return RedirectResponse(
+                "/dashboard/login?failed=1", status_code=303, headers=_PAGE_HEADERS
+            )
+        response = RedirectResponse("/dashboard", status_code=303, headers=_PAGE_HEADERS)
+        response.set_cookie(
+            COOKIE_NAME,
+            make_session(token),
+            max_age=SESSION_SECONDS,
+            path="/dashboard",
+            httponly=True,
+            samesite="strict",
+            secure=request.url.scheme == "https",
+        )
+        return response
+
+    @router.post("/dashboard/logout", include_in_schema=False)
+    async def logout() -> Response:
+        response = to_login()
+        response.delete_cookie(COOKIE_NAME, path="/dashboard", httponly=True, samesite="strict")
+        return response
+
+    async def render(view: View) -> Response:
+        svgs = await run_in_threadpool(render_svgs, view)
+        return page(view_page(view, svgs))
+
+    @router.get("/dashboard", include_in_schema=False)
+    async def overview(request: Request) -> Response:
+        if not signed_in(request):
+            return to_login()
+        filters = _filters(dict(request.query_params), _FILTER_KEYS)
+        view = await db.run(lambda con: overview_answers(con, filters, min_k))
+        return await render(view)
+
+    @router.get("/dashboard/tool/{tool}", include_in_schema=False)
+    async def drill_down(tool: str, request: Request) -> Response:
+        if not signed_in(request):
+            return to_login()
+        try:
+            name = ToolName(tool)
+        except ValueError:
+            raise ProblemError(404, "unknown_tool", "No catalogue tool by that name.") from None
+        filters = _filters(dict(request.query_params), _FILTER_KEYS - {"tool"})
+        view = await db.run(lambda con: tool_answers(con, name, filters, min_k))
+        return await render(view)
+
+    @router.get("/dashboard/static/{name}", include_in_schema=False)
+    async def static(name: str) -> Response:
+        media = _STATIC.get(name)
+        if media is None:
+            raise ProblemError(404, "not_found", "No such asset.")
+        body = resources.files("analysis").joinpath("static", name).read_bytes()
+        return Response(
+            body,
+            media_type=media,
+            headers={"Cache-Control": "public, max-age=3600", "X-Content-Type-Options": "nosniff"},
+        )
+
+    return router

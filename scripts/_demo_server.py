@@ -1,0 +1,24 @@
+"""The demo's collector process: ``collector.app.create_app`` under uvicorn, on 127.0.0.1.
+
+Settings come from ``LMCP_COLLECTOR_*`` variables (set by ``scripts/demo.py``). A process of
+its own keeps the simulated fleet's Python work from slowing the collector's event loop.
+"""
+
+from __future__ import annotations
+
+import uvicorn
+
+from collector.app import create_app
+from collector.cli import uvicorn_config
+from collector.settings import CollectorSettings
+
+
+def main() -> None:
+    settings = CollectorSettings()
+    options = uvicorn_config(settings, log_level="warning")
+    options.update(host="127.0.0.1", port=settings.port)
+    uvicorn.run(create_app(settings), **options)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,282 @@
+"""``make demo``: the whole pipeline on this machine, end to end.
+
+1. A collector (``collector.app.create_app`` + uvicorn, in a child process) on 127.0.0.1 with
+   its own DuckDB file
+   under ``demo-output/``, seeded with 90 days of synthetic history (generated inside DuckDB)
+   so the trends have a past.
+2. A simulated fleet of LMCP clients (``scripts/_demo_fleet.py``) on macOS, Windows and Linux and
+   several versions, running the real client code over real HTTP; some have signals off.
+3. The triage summary (rich tables, fetched from ``/v1/triage``), the HTML + Markdown report.
+4. A check that the collector holds exactly the history plus the signals the opted-in clients
+   sent, and that opted-out clients made no request at all.
+5. The dashboard URL and its (random, per-run) token; serves until Ctrl-C, or exits with
+   ``--exit`` (``make demo DEMO_EXIT=1``) -- non-zero if the check failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime as dt
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+
+import duckdb
+import httpx
+from pydantic import SecretStr
+from rich.console import Console
+from rich.panel import Panel
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+from analysis import Filters, Question, synthesize
+from analysis._remote import fetch_answer
+from analysis.cli import answer_table
+from analysis.report import build_report, write_report
+from collector.settings import CollectorSettings
+from scripts._demo_fleet import ClientResult, plan_fleet, run_client
+
+REPO = Path(__file__).resolve().parent.parent
+console = Console()
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Server:
+    """The collector in a child process (``scripts/_demo_server.py``), on 127.0.0.1 only."""
+
+    def __init__(self, settings: CollectorSettings, log_path: Path) -> None:
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("LMCP_COLLECTOR_")}
+        self.env.update(
+            {
+                "LMCP_COLLECTOR_DB_PATH": str(settings.db_path),
+                "LMCP_COLLECTOR_HOST": "127.0.0.1",
+                "LMCP_COLLECTOR_PORT": str(settings.port),
+                "LMCP_COLLECTOR_READ_TOKENS": json.dumps(
+                    [t.get_secret_value() for t in settings.read_tokens]
+                ),
+                "LMCP_COLLECTOR_TRIAGE_K": str(settings.triage_k),
+                "LMCP_COLLECTOR_RETENTION_DAYS": str(settings.retention_days),
+                "LMCP_COLLECTOR_RATE_LIMIT_ENABLED": "false",
+            }
+        )
+        self.log_path = log_path
+        self.url = f"http://127.0.0.1:{settings.port}"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        with self.log_path.open("ab") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "scripts._demo_server"],
+                cwd=REPO, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+            )  # fmt: skip
+        deadline = time.monotonic() + 30
+        with httpx.Client(trust_env=False, timeout=1.0) as client:
+            while time.monotonic() < deadline:
+                if self.proc.poll() is not None:
+                    break
+                try:
+                    if client.get(self.url + "/readyz").status_code == 200:
+                        return
+                except httpx.TransportError:
+                    pass
+                time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"the collector did not start (see {self.log_path})")
+
+    def stop(self) -> None:
+        """Graceful: SIGINT lets uvicorn flush the writer and close the database."""
+        proc, self.proc = self.proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+def _history(db_path: Path, signals: int) -> set[str]:
+    """Seed ``signals`` synthetic signals ending yesterday; return their ids."""
+    if signals <= 0:
+        return set()
+    yesterday = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)
+    synthesize(db_path, signals, end_day=yesterday)
+    return _ids(db_path)
+
+
+def _ids(db_path: Path) -> set[str]:
+    with duckdb.connect(str(db_path), read_only=True) as con:
+        return {str(r[0]) for r in con.execute("SELECT signal_id FROM signals").fetchall()}
+
+
+def _run_fleet(url: str, root: Path, clients: int, seed: int, workers: int) -> list[ClientResult]:
+    plans = plan_fleet(clients, seed)
+    results: list[ClientResult] = []
+    with Progress(
+        "[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+        "signals sent: {task.fields[sent]}", TimeElapsedColumn(), console=console,
+    ) as progress:  # fmt: skip
+        task = progress.add_task("simulated LMCP clients", total=len(plans), sent=0)
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="client") as pool:
+            futures = [pool.submit(run_client, plan, root, url) for plan in plans]
+            sent = 0
+            for future in as_completed(futures):
+                result = future.result()
+                results.append(result)
+                sent += len(result.sent_ids)
+                progress.update(task, advance=1, sent=sent)
+    return results
+
+
+def _summary(results: list[ClientResult]) -> None:
+    opted_in = [r for r in results if r.plan.opted_in]
+    off = [r for r in results if not r.plan.opted_in]
+    by_platform: dict[str, int] = {}
+    by_version: dict[str, int] = {}
+    for r in results:
+        by_platform[r.plan.platform.value] = by_platform.get(r.plan.platform.value, 0) + 1
+        by_version[r.plan.version] = by_version.get(r.plan.version, 0) + 1
+    console.print(
+        Panel.fit(
+            f"clients: {len(results)} ({len(opted_in)} with signals on, {len(off)} off)\n"
+            f"platforms: {by_platform}\nversions: {by_version}\n"
+            f"failures seen: {sum(r.failures for r in results)}, reports sent: "
+            f"{sum(len(r.sent_ids) for r in opted_in)}, reports refused by consent: "
+            f"{sum(r.not_sent for r in off)}",
+            title="fleet",
+        )
+    )
+
+
+def _verify(db_ids: set[str], history: set[str], results: list[ClientResult]) -> list[str]:
+    """Problems found (empty: the collector holds exactly what it should)."""
+    problems = []
+    sent = [i for r in results if r.plan.opted_in for i in r.sent_ids]
+    expected = history | set(sent)
+    if len(sent) != len(set(sent)):
+        problems.append("a signal id was reported twice")
+    if db_ids != expected:
+        problems.append(
+            f"the collector holds {len(db_ids)} signals, expected {len(expected)} "
+            f"({len(db_ids - expected)} unexpected, {len(expected - db_ids)} missing)"
+        )
+    for r in results:
+        if not r.plan.opted_in and (r.sent_ids or r.requests):
+            problems.append(f"opted-out client {r.plan.index} made {r.requests} request(s)")
+        if r.plan.opted_in and r.not_sent:
+            problems.append(f"client {r.plan.index} could not deliver {r.not_sent} signal(s)")
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--exit", action="store_true", help="exit after the report")
+    parser.add_argument("--clients", type=int, default=150)
+    parser.add_argument("--history", type=int, default=8_000, help="synthetic past signals")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--port", type=int, default=0, help="0: a free port")
+    parser.add_argument("--out", type=Path, default=REPO / "demo-output")
+    args = parser.parse_args(argv)
+    started = time.monotonic()
+
+    out: Path = args.out
+    for stale in ("signals.duckdb", "signals.duckdb.wal", "fleet", "collector.log"):
+        target = out / stale
+        if target.is_dir():
+            shutil.rmtree(target)
+        else:
+            target.unlink(missing_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
+    db_path = out / "signals.duckdb"
+    token = secrets.token_urlsafe(18)
+
+    with console.status("seeding 90 days of synthetic history (inside DuckDB)"):
+        history = _history(db_path, args.history)
+    settings = CollectorSettings(
+        db_path=db_path,
+        port=args.port or _free_port(),
+        read_tokens=[SecretStr(token)],
+        triage_k=5,
+        retention_days=365,
+        rate_limit_enabled=False,
+    )
+    server = Server(settings, out / "collector.log")
+    server.start()
+    console.print(f"collector up at [bold]{server.url}[/bold] ({len(history):,} past signals)")
+    problems: list[str] = []
+    try:
+        results = _run_fleet(server.url, out / "fleet", args.clients, args.seed, args.workers)
+        _summary(results)
+        today = dt.datetime.now(dt.UTC).date()
+        fleet_day = Filters(start=today, end=today)
+        console.rule("today: what the fleet just reported")
+        for q in (Question.top, Question.ring, Question.apps, Question.shapes):
+            answer = fetch_answer(server.url, token, q, fleet_day)
+            console.print(answer_table(answer, max_rows=8))
+        console.rule("the last 28 days")
+        answers = {q: fetch_answer(server.url, token, q) for q in Question}
+        console.print(answer_table(answers[Question.regressions], max_rows=8))
+        trend = answers[Question.trends]
+        recent = tuple(r for r in trend.rows if getattr(r, "series", "") == "all")[-10:]
+        console.print(answer_table(dataclasses.replace(trend, rows=recent)))
+        report = build_report(list(answers.values()), title="LMCP friction triage (demo)")
+        written = write_report(report, out / "triage.html", out / "triage.md")
+        for path in written:
+            shown = path.relative_to(REPO) if path.is_relative_to(REPO) else path
+            console.print(f"report: [bold]{shown}[/bold]")
+        if args.exit:
+            server.stop()
+            problems = _verify(_ids(db_path), history, results)
+        else:
+            count = httpx.get(
+                f"{server.url}/v1/signals/count", headers={"Authorization": f"Bearer {token}"},
+                timeout=10,
+            ).json()["count"]  # fmt: skip
+            sent = sum(len(r.sent_ids) for r in results if r.plan.opted_in)
+            if count != len(history) + sent:
+                problems.append(f"collector holds {count}, expected {len(history) + sent}")
+            problems += [p for p in _verify(set(), set(), results) if "holds" not in p]
+        if problems:
+            for problem in problems:
+                console.print(f"[bold red]CHECK FAILED[/bold red] {problem}")
+        else:
+            console.print(
+                "[bold green]check passed[/bold green]: the collector holds exactly the history "
+                "plus every signal the opted-in clients sent; opted-out clients made no request."
+            )
+        console.print(f"done in {time.monotonic() - started:.1f} s")
+        if args.exit:
+            return 1 if problems else 0
+        console.print(
+            Panel.fit(
+                f"dashboard: [bold]{server.url}/dashboard[/bold]\n"
+                f"team token: [bold]{token}[/bold]  (this run only)\n"
+                "Ctrl-C to stop.",
+                title="LMCP triage",
+            )
+        )
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        return 1 if problems else 0
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

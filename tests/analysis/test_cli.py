@@ -1,0 +1,134 @@
+"""``lmcp analysis``: every command on an exported copy, one against a running collector."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+from typer.testing import CliRunner
+
+import analysis
+from analysis import Filters, Question
+from analysis.cli import app
+from tests.analysis.conftest import SYNTH_END, TEAM_TOKEN
+
+runner = CliRunner()
+
+
+@pytest.mark.parametrize("question", list(Question))
+def test_every_question_prints_a_table(synth_path: Path, question: Question) -> None:
+    result = runner.invoke(app, [question.value, "--db", str(synth_path)])
+    assert result.exit_code == 0, result.output
+    assert analysis.QUESTIONS[question].title in result.output
+
+
+def test_json_output_is_the_api_answer(synth_path: Path) -> None:
+    result = runner.invoke(
+        app,
+        ["top", "--db", str(synth_path), "--json", "--platform", "linux", "--version", "1.4"],
+    )
+    assert result.exit_code == 0, result.output
+    with duckdb.connect(str(synth_path), read_only=True) as con:
+        local = analysis.top(con, Filters.parse({"platform": "linux", "version": "1.4"}))
+    assert analysis.answer_from_json(json.loads(result.output)) == local
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["top"],
+        ["top", "--db", "x.duckdb", "--url", "http://127.0.0.1:1"],
+        ["top", "--db", "does-not-exist.duckdb"],
+        ["top", "--url", "http://127.0.0.1:1"],
+        ["top", "--db", "SYNTH", "--tool", "secret-value-123"],
+        ["top", "--db", "SYNTH", "--k", "1"],
+    ],
+)
+def test_usage_errors(synth_path: Path, args: list[str]) -> None:
+    args = [str(synth_path) if a == "SYNTH" else a for a in args]
+    result = runner.invoke(app, args, env={"LMCP_TEAM_TOKEN": ""})
+    assert result.exit_code == 2
+    assert "secret-value-123" not in result.output
+
+
+def test_report_is_offline_and_complete(synth_path: Path, tmp_path: Path) -> None:
+    html_path, md_path, pngs = tmp_path / "r.html", tmp_path / "r.md", tmp_path / "img"
+    result = runner.invoke(
+        app,
+        ["report", "--db", str(synth_path), "--out", str(html_path), "--markdown",
+         str(md_path), "--png-dir", str(pngs)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    page = html_path.read_text(encoding="utf-8")
+    assert "<script" not in page
+    assert "https://" not in page and "http://" not in page.replace("http://www.w3.org/", "")
+    for spec in analysis.QUESTIONS.values():
+        assert spec.title in page
+    assert page.count("<svg") == len(Question)
+    markdown = md_path.read_text(encoding="utf-8")
+    assert markdown.count("| tool |") >= 5
+    assert (tmp_path / "r-charts" / "top.svg").is_file()
+    assert "](r-charts/top.svg)" in markdown
+    assert sorted(p.name for p in pngs.iterdir()) == sorted(
+        f"triage-{q.value}.png" for q in Question
+    )
+
+
+def test_synth_appends_distinct_signals(tmp_path: Path) -> None:
+    path = tmp_path / "s.duckdb"
+    for expected in (1500, 3000):
+        result = runner.invoke(
+            app, ["synth", "--signals", "1500", "--db", str(path), "--end-day", "2026-01-31"]
+        )
+        assert result.exit_code == 0, result.output
+        assert f"{expected:,} signals" in result.output
+    with duckdb.connect(str(path), read_only=True) as con:
+        row = con.execute(
+            "SELECT count(DISTINCT signal_id), min(day), max(day), count(DISTINCT tool_attempted)"
+            " FROM signals"
+        ).fetchone()
+    assert row is not None
+    assert row[0] == 3000
+    assert str(row[2]) == "2026-01-31" and (row[2] - row[1]).days <= 90
+    assert row[3] >= 15
+
+
+def test_against_a_running_collector(collector_url: str, synth_path: Path) -> None:
+    result = runner.invoke(
+        app,
+        ["ring", "--url", collector_url, "--json", "--start", "2026-05-01"],
+        env={"LMCP_TEAM_TOKEN": TEAM_TOKEN},
+    )
+    assert result.exit_code == 0, result.output
+    assert TEAM_TOKEN not in result.output
+    with duckdb.connect(str(synth_path), read_only=True) as con:
+        local = analysis.ring(con, Filters(start=SYNTH_END.replace(month=5, day=1)))
+    assert analysis.answer_from_json(json.loads(result.output)) == local
+    refused = runner.invoke(
+        app, ["top", "--url", collector_url], env={"LMCP_TEAM_TOKEN": "wrong-token"}
+    )
+    assert refused.exit_code == 1
+    assert "403" in refused.output and "wrong-token" not in refused.output
+
+
+def test_a_parquet_export_of_the_collector_answers_the_same(
+    collector_url: str, synth_path: Path, tmp_path: Path
+) -> None:
+    import httpx
+
+    response = httpx.get(
+        f"{collector_url}/v1/signals/export",
+        params={"format": "parquet"},
+        headers={"Authorization": f"Bearer {TEAM_TOKEN}"},
+        timeout=60,
+    )
+    assert response.status_code == 200
+    export = tmp_path / "signals.parquet"
+    export.write_bytes(response.content)
+    result = runner.invoke(app, ["shapes", "--db", str(export), "--json", "--limit", "1000"])
+    assert result.exit_code == 0, result.output
+    with duckdb.connect(str(synth_path), read_only=True) as con:
+        local = analysis.shapes(con, limit=1000)
+    assert analysis.answer_from_json(json.loads(result.output)) == local

@@ -1,0 +1,104 @@
+"""The pure core: filters, versions, periods and the session cookie (property tests)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from analysis import FilterError, Filters, Period, Version
+from analysis._session import SESSION_SECONDS, make_session, session_valid
+from client.schema import Platform, ToolName
+
+days = st.dates(min_value=dt.date(2020, 1, 1), max_value=dt.date(2030, 12, 31))
+versions = st.builds(
+    Version,
+    st.integers(0, 999),
+    st.one_of(st.none(), st.integers(0, 999)),
+    st.integers(0, 9999),
+).map(lambda v: v if v.minor is not None else Version(v.major))
+
+
+@st.composite
+def filters(draw: st.DrawFn) -> Filters:
+    start, end = sorted([draw(days), draw(days)])
+    if (end - start).days >= 3000:
+        start = end - dt.timedelta(days=draw(st.integers(0, 2999)))
+    return Filters(
+        start=draw(st.one_of(st.none(), st.just(start))),
+        end=draw(st.one_of(st.none(), st.just(end))),
+        platform=draw(st.one_of(st.none(), st.sampled_from(Platform))),
+        version=draw(st.one_of(st.none(), versions)),
+        tool=draw(st.one_of(st.none(), st.sampled_from(ToolName))),
+    )
+
+
+@settings(max_examples=100, deadline=None)
+@given(f=filters())
+def test_filters_round_trip_through_strings(f: Filters) -> None:
+    assert Filters.parse(f.as_strings()) == f
+
+
+@settings(max_examples=100, deadline=None)
+@given(f=filters(), last=st.one_of(st.none(), days))
+def test_a_resolved_period_is_never_empty(f: Filters, last: dt.date | None) -> None:
+    try:
+        period = f.resolve(last, today=dt.date(2026, 6, 1))
+    except FilterError:
+        assert f.start is not None and f.end is None  # a start after the data's last day
+        return
+    assert period.start <= period.end
+    previous = period.previous()
+    assert previous.days == period.days
+    assert previous.end + dt.timedelta(days=1) == period.start
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("start", "2026-02-30"),
+        ("start", "yesterday"),
+        ("end", "2026-1-1"),
+        ("platform", "beos"),
+        ("tool", "rm_rf"),
+        ("version", "1.2.3.4"),
+        ("version", "01.2"),
+        ("version", "1.2.3-beta"),
+        ("colour", "red"),
+    ],
+)
+def test_bad_filters_name_the_field_never_the_value(field: str, value: str) -> None:
+    with pytest.raises(FilterError) as caught:
+        Filters.parse({field: value})
+    assert value not in str(caught.value)
+
+
+def test_empty_strings_mean_any() -> None:
+    assert Filters.parse({"start": "", "platform": " ", "tool": None}) == Filters()
+    assert Version.parse("1.4") == Version(1, 4)
+    assert str(Version(1, 4, 2)) == "1.4.2"
+    assert Period(dt.date(2026, 1, 1), dt.date(2026, 1, 7)).days == 7
+    with pytest.raises(FilterError):
+        Filters(start=dt.date(2026, 1, 2), end=dt.date(2026, 1, 1))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    secret=st.text(min_size=1, max_size=40),
+    other=st.text(min_size=1, max_size=40),
+    now=st.integers(1_600_000_000, 2_000_000_000),
+    later=st.integers(0, 2 * SESSION_SECONDS),
+)
+def test_a_session_is_valid_for_its_token_until_it_expires(
+    secret: str, other: str, now: int, later: int
+) -> None:
+    cookie = make_session(secret, now=now)
+    assert session_valid(cookie, [secret], now=now + later) is (later < SESSION_SECONDS)
+    if other != secret:
+        assert not session_valid(cookie, [other], now=now)
+    version, expiry, mac = cookie.split(".")
+    flipped = mac[:-1] + ("0" if mac[-1] != "0" else "1")
+    assert not session_valid(f"{version}.{expiry}.{flipped}", [secret], now=now)
+    assert not session_valid(f"{version}.{int(expiry) + 1}.{mac}", [secret], now=now)
