@@ -1,0 +1,93 @@
+"""The retention promise, end to end: a real collector deletes every signal older than its window
+(default 90 days) at start and on its schedule; what is deleted is gone from the read API, the
+exports and the database. Signals carry no identifier, so this window is the only deletion there
+is (docs/privacy.md)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+import uuid
+from pathlib import Path
+
+import duckdb
+import httpx
+from pydantic import SecretStr
+
+from collector.settings import CollectorSettings
+from tests._servers import running_collector
+
+TOKEN = "retention-audit-token-not-a-secret"
+D0 = dt.date(2026, 11, 30)
+TEAM = {"authorization": f"Bearer {TOKEN}"}
+
+
+def _signal(day: dt.date) -> dict[str, object]:
+    return {
+        "schema_version": 1,
+        "signal_id": str(uuid.uuid4()),
+        "day": day.isoformat(),
+        "friction_type": "cannot_complete",
+        "tool_attempted": "read_note",
+        "error_class": "not_found",
+        "client": {"version": "0.1.0", "platform": "linux"},
+    }
+
+
+def _settings(path: Path, **extra: object) -> CollectorSettings:
+    return CollectorSettings(
+        db_path=path,
+        read_tokens=[SecretStr(TOKEN)],
+        rate_limit_enabled=False,
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+def _count(base: str) -> int:
+    with httpx.Client(base_url=base, trust_env=False, timeout=10) as http:
+        return int(http.get("/v1/signals/count", headers=TEAM).json()["count"])
+
+
+def test_default_window_is_90_days_and_applies_at_start(tmp_path: Path) -> None:
+    path = tmp_path / "r.duckdb"
+    settings = _settings(path)
+    assert settings.retention_days == 90
+    kept = _signal(D0)
+    with running_collector(settings, today=lambda: D0) as base:
+        with httpx.Client(base_url=base, trust_env=False, timeout=10) as http:
+            response = http.post("/v1/signals", json={"signals": [kept]})
+            assert response.is_success, response.text
+        assert _count(base) == 1
+    with running_collector(settings, today=lambda: D0 + dt.timedelta(days=90)) as base:
+        assert _count(base) == 1, "a signal inside the window was deleted"
+    with running_collector(settings, today=lambda: D0 + dt.timedelta(days=91)) as base:
+        assert _count(base) == 0, "a signal older than 90 days survived a restart"
+        with httpx.Client(base_url=base, trust_env=False, timeout=10) as http:
+            csv = http.get("/v1/signals/export", params={"format": "csv"}, headers=TEAM)
+        assert str(kept["signal_id"]).encode() not in csv.content
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        rows = con.execute("SELECT count(*) FROM signals").fetchone()
+    finally:
+        con.close()
+    assert rows == (0,)
+
+
+def test_the_schedule_deletes_without_a_restart(tmp_path: Path) -> None:
+    today = [D0]
+    settings = _settings(tmp_path / "s.duckdb", retention_days=7, retention_interval_s=0.1)
+    with running_collector(settings, today=lambda: today[0]) as base:
+        with httpx.Client(base_url=base, trust_env=False, timeout=10) as http:
+            body = {"signals": [_signal(D0), _signal(D0 - dt.timedelta(days=3))]}
+            assert http.post("/v1/signals", json=body).is_success
+        assert _count(base) == 2
+        today[0] = D0 + dt.timedelta(days=5)  # the older one (D0-3) is now 8 days old
+        deadline = time.monotonic() + 10
+        while _count(base) != 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _count(base) == 1, "the scheduled job did not delete the expired signal"
+        today[0] = D0 + dt.timedelta(days=8)
+        deadline = time.monotonic() + 10
+        while _count(base) != 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _count(base) == 0
