@@ -1,0 +1,172 @@
+"""The three Cloud Skill tools: save, recall and execute (``*_cloud_skill``).
+
+They call the collector's ``/v1/skills`` over httpx (``LMCP_SKILLS_URL``, default
+``LMCP_COLLECTOR_URL`` or ``http://127.0.0.1:8765``; ``LMCP_SKILLS_TOKEN``). The server stores
+and validates; scripts run HERE, on the user's machine, where the agent runs: the server only
+serves the pinned content (see ``docs/cloud-skills.md``). Every failure is a value-free
+:class:`~client.errors.ToolFailure`, so it flows through ``ToolHost`` into the ring and can be
+reported as friction like any other tool's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+
+from client.errors import ToolFailure
+from client.host import Handler, Reply
+from client.schema import ErrorClass, Outcome
+from client.skills._execute import (
+    DEFAULT_LIMITS,
+    INTERPRETERS,
+    ScriptLimits,
+    interpreter_for,
+    run_script,
+)
+from client.skills._http import SkillsApi, skill_path
+
+__all__ = ["INTERPRETERS", "SAVE_PARAMETERS", "ScriptLimits", "SkillsApi", "skill_handlers"]
+
+SAVE_PARAMETERS = ("name", "instructions", "slug", "description", "publish", "components_json")
+
+
+def _limits(environ: Mapping[str, str]) -> ScriptLimits:
+    raw = environ.get("LMCP_SKILLS_EXEC_TIMEOUT_S")
+    try:
+        timeout = float(raw) if raw else DEFAULT_LIMITS.timeout_s
+    except ValueError:
+        timeout = DEFAULT_LIMITS.timeout_s
+    return ScriptLimits(min(max(timeout, 0.1), 300.0), DEFAULT_LIMITS.max_output_bytes)
+
+
+def _invalid(message: str, code: str) -> ToolFailure:
+    return ToolFailure(ErrorClass.invalid_arguments, message, code=code, outcome=Outcome.invalid)
+
+
+class _Tools:
+    def __init__(self, api: SkillsApi, limits: ScriptLimits) -> None:
+        self.api = api
+        self.limits = limits
+
+    # -- save_cloud_skill ------------------------------------------------------------------
+    def save(self, args: Mapping[str, Any]) -> Any:
+        body = {key: args[key] for key in SAVE_PARAMETERS if key in args}
+        return self.api.request("POST", "/v1/skills", json=body)
+
+    # -- recall_cloud_skill ----------------------------------------------------------------
+    def recall(self, args: Mapping[str, Any]) -> Any:
+        slug = args.get("slug")
+        params = {"team": args.get("team"), "revision_id": args.get("revision_id")}
+        if slug is None:
+            for needs_slug in ("team", "revision_id", "resource_path"):
+                if args.get(needs_slug) is not None:
+                    raise _invalid(f"argument '{needs_slug}' needs 'slug'", "slug_required")
+            found = self.api.request(
+                "GET", "/v1/skills", params={"query": args.get("query"), "limit": args.get("limit")}
+            )
+            results = found.get("data", {}).get("results")
+            return Reply(found, Outcome.empty) if not results else found
+        for discovery_only in ("query", "limit"):
+            if args.get(discovery_only) is not None:
+                raise _invalid(
+                    f"argument '{discovery_only}' is for discovery: leave out 'slug'",
+                    "discovery_with_slug",
+                )
+        path = args.get("resource_path")
+        if path is not None:
+            return self.api.request("GET", skill_path(slug, "resources", path), params=params)
+        return self.api.request("GET", skill_path(slug), params=params)
+
+    # -- execute_cloud_skill ---------------------------------------------------------------
+    def execute(self, args: Mapping[str, Any]) -> Any:
+        revision_id, expected_hash = args["revision_id"], args["canonical_hash"]
+        path = args["logical_path"]
+        script_args = [str(a) for a in args.get("args") or []]
+        envelope = self.api.request(
+            "GET",
+            skill_path(args["slug"], "resources", path),
+            params={"team": args.get("team"), "revision_id": revision_id},
+        )
+        data = envelope.get("data") or {}
+        resource = data.get("resource") or {}
+        if data.get("revision_id") != revision_id or data.get("canonical_hash") != expected_hash:
+            raise ToolFailure(
+                ErrorClass.conflict,
+                "canonical_hash does not match the revision: recall the skill again",
+                code="revision_mismatch",
+            )
+        if envelope.get("render_status") != "published":
+            raise ToolFailure(
+                ErrorClass.conflict,
+                "only a published revision can be executed (drafts, proposals and rejected "
+                "revisions cannot)",
+                code="revision_not_published",
+            )
+        if resource.get("type") != "script":
+            raise _invalid("the component is not declared as a script", "not_a_script")
+        content = resource.get("content")
+        if not isinstance(content, str) or hashlib.sha256(
+            content.encode("utf-8")
+        ).hexdigest() != resource.get("hash"):
+            raise ToolFailure(
+                ErrorClass.conflict,
+                "the script's content does not match its pinned hash",
+                code="content_hash_mismatch",
+            )
+        mime = str(resource.get("mime_type"))
+        interpreter = interpreter_for(mime)
+        if interpreter is None:
+            raise ToolFailure(
+                ErrorClass.unavailable,
+                "no interpreter for this script's mime_type on this machine",
+                code="interpreter_unavailable",
+            )
+        plan = {
+            "slug": data.get("slug"),
+            "revision_id": revision_id,
+            "revision_number": data.get("revision_number"),
+            "canonical_hash": expected_hash,
+            "logical_path": path,
+            "interpreter": interpreter.kind,
+            "mime_type": mime,
+            "size": resource.get("size"),
+            "hash": resource.get("hash"),
+            "arg_count": len(script_args),
+            "limits": {
+                "timeout_s": self.limits.timeout_s,
+                "max_output_bytes": self.limits.max_output_bytes,
+            },
+        }
+        if args.get("confirm") is not True:
+            return Reply(
+                {
+                    "preview": True,
+                    "would_run": plan,
+                    "content": content,
+                    "message": "nothing ran: call again with confirm: true to run this script",
+                },
+                Outcome.preview,
+            )
+        run = run_script(content, interpreter, script_args, self.limits)
+        if run.timed_out:
+            raise ToolFailure(
+                ErrorClass.timeout,
+                f"the script ran past its time limit ({self.limits.timeout_s:g} s) and was stopped",
+                code="script_timeout",
+            )
+        return {"ran": plan, **run.to_dict()}
+
+
+def skill_handlers(
+    environ: Mapping[str, str], transport: httpx.BaseTransport | None = None
+) -> dict[str, Handler]:
+    """The three Cloud Skill handlers, configured from ``environ``."""
+    tools = _Tools(SkillsApi.from_env(environ, transport), _limits(environ))
+    return {
+        "save_cloud_skill": tools.save,
+        "recall_cloud_skill": tools.recall,
+        "execute_cloud_skill": tools.execute,
+    }

@@ -1,0 +1,223 @@
+"""Running a script component on the user's machine: bounded, scrubbed, in a throw-away folder.
+
+``run_script`` writes the pinned content into a fresh temporary directory, runs it there with
+a fixed interpreter, an environment holding nothing of the user's (no token, no home, no
+variables of the agent), no stdin, a wall-clock time limit and a cap on the output kept; then
+it kills whatever the script left running in its process group and deletes the directory.
+
+This is containment, not a sandbox: the script runs as the user and can reach the network and
+the files the user can. That is why the tool previews first and runs only on ``confirm: true``,
+only a script of a revision the caller recalled, whose content matches its pinned hash.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import IO, Any
+
+__all__ = [
+    "DEFAULT_LIMITS",
+    "INTERPRETERS",
+    "Interpreter",
+    "ScriptLimits",
+    "ScriptRun",
+    "interpreter_for",
+    "run_script",
+    "scrubbed_env",
+]
+
+#: A script's mime_type -> interpreter id (the server accepts exactly these; a test checks).
+INTERPRETERS: MappingProxyType[str, str] = MappingProxyType(
+    {
+        "text/x-python": "python",
+        "text/x-shellscript": "sh",
+        "application/x-sh": "sh",
+    }
+)
+_SUFFIX = {"python": "skill_script.py", "sh": "skill_script.sh"}
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptLimits:
+    timeout_s: float = 30.0
+    max_output_bytes: int = 64 * 1024  # per stream
+
+
+DEFAULT_LIMITS = ScriptLimits()
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptRun:
+    exit_code: int | None
+    timed_out: bool
+    stdout: str
+    stderr: str
+    stdout_truncated: bool
+    stderr_truncated: bool
+    duration_ms: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "exit_code": self.exit_code,
+            "timed_out": self.timed_out,
+            "stdout": self.stdout,
+            "stderr": self.stderr,
+            "stdout_truncated": self.stdout_truncated,
+            "stderr_truncated": self.stderr_truncated,
+            "duration_ms": self.duration_ms,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Interpreter:
+    kind: str
+    argv: tuple[str, ...]
+
+
+def interpreter_for(mime_type: str) -> Interpreter | None:
+    """The command that runs a script of ``mime_type`` here, or ``None`` when unsupported."""
+    kind = INTERPRETERS.get(mime_type)
+    if kind == "python":
+        # -I: isolated mode (no PYTHON* variables, no user site, script dir not on sys.path).
+        return Interpreter(kind, (sys.executable, "-I"))
+    if kind == "sh" and os.name == "posix" and Path("/bin/sh").exists():
+        return Interpreter(kind, ("/bin/sh",))
+    return None
+
+
+def scrubbed_env(workdir: str) -> dict[str, str]:
+    """A minimal environment: nothing inherited but what the OS needs to start a process."""
+    env = {
+        "HOME": workdir,
+        "TMPDIR": workdir,
+        "TMP": workdir,
+        "TEMP": workdir,
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "PYTHONIOENCODING": "utf-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    if os.name == "nt":  # pragma: no cover - exercised on Windows only
+        root = os.environ.get("SYSTEMROOT", r"C:\Windows")
+        env.update({"SYSTEMROOT": root, "PATH": rf"{root}\System32;{root}", "USERPROFILE": workdir})
+    else:
+        env["PATH"] = "/usr/local/bin:/usr/bin:/bin"
+    return env
+
+
+class _Capped:
+    """Reads a pipe to its end, keeping the first ``limit`` bytes."""
+
+    def __init__(self, stream: IO[bytes], limit: int) -> None:
+        self.kept = bytearray()
+        self.truncated = False
+        self._stream = stream
+        self._limit = limit
+        self.thread = threading.Thread(target=self._pump, daemon=True)
+        self.thread.start()
+
+    def _pump(self) -> None:
+        try:
+            while chunk := self._stream.read(65536):
+                room = self._limit - len(self.kept)
+                if room > 0:
+                    self.kept += chunk[:room]
+                if len(chunk) > max(room, 0):
+                    self.truncated = True
+        except (OSError, ValueError):
+            pass
+
+    def text(self) -> str:
+        return bytes(self.kept).decode("utf-8", errors="replace")
+
+
+def _wait_unreaped(proc: subprocess.Popen[bytes], timeout_s: float) -> bool:
+    """Wait for the script to exit WITHOUT reaping it; False on timeout.
+
+    The un-reaped leader keeps its process-group id reserved, so the group kill that follows
+    can never hit an unrelated process that reused the id.
+    """
+    if not hasattr(os, "waitid"):  # Windows, macOS: reap. A live group member keeps the
+        # group id from being reused, so the group kill stays safe for what matters.
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+    deadline = time.monotonic() + timeout_s
+    delay = 0.001
+    while True:
+        if os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(delay)
+        delay = min(delay * 2, 0.02)
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    if os.name == "posix":
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    else:  # pragma: no cover - Windows
+        proc.kill()
+
+
+def run_script(
+    content: str,
+    interpreter: Interpreter,
+    args: Sequence[str],
+    limits: ScriptLimits = DEFAULT_LIMITS,
+) -> ScriptRun:
+    """Run ``content`` with ``interpreter`` (from :func:`interpreter_for`) and ``args``."""
+    with tempfile.TemporaryDirectory(prefix="lmcp-skill-") as workdir:
+        script = Path(workdir) / _SUFFIX[interpreter.kind]
+        script.write_text(content, encoding="utf-8")
+        popen_extra: dict[str, Any] = (
+            {"start_new_session": True}
+            if os.name == "posix"
+            else {"creationflags": getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)}
+        )
+        started = time.monotonic()
+        proc = subprocess.Popen(  # noqa: S603 - a fixed interpreter, the pinned script, args
+            [*interpreter.argv, script.name, *args],
+            cwd=workdir,
+            env=scrubbed_env(workdir),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            **popen_extra,
+        )
+        assert proc.stdout is not None and proc.stderr is not None
+        out = _Capped(proc.stdout, limits.max_output_bytes)
+        err = _Capped(proc.stderr, limits.max_output_bytes)
+        timed_out = not _wait_unreaped(proc, limits.timeout_s)
+        # Whatever the script started in its group dies with it (also after a normal exit).
+        _kill_group(proc)
+        proc.wait()
+        duration_ms = int((time.monotonic() - started) * 1000)
+        for reader in (out, err):
+            reader.thread.join(timeout=2.0)
+        proc.stdout.close()
+        proc.stderr.close()
+        return ScriptRun(
+            exit_code=None if timed_out else proc.returncode,
+            timed_out=timed_out,
+            stdout=out.text(),
+            stderr=err.text(),
+            stdout_truncated=out.truncated,
+            stderr_truncated=err.truncated,
+            duration_ms=duration_ms,
+        )

@@ -1,0 +1,78 @@
+"""Validation issues: one broken rule each, value-free by construction.
+
+An :class:`Issue` names a location (``instructions``, ``components[3].logical_path``) and a
+rule, never the submitted value: a component is named by its index, not its path, and a secret
+by its rule id. Its ``detail`` is built from constants only.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from client.secrets_scan import find_secrets
+
+__all__ = ["InvalidSkill", "Issue", "IssueKind", "make_issue", "secret_issues", "utf8_size"]
+
+IssueKind = Literal["validation", "component_validation"]
+
+
+@dataclass(frozen=True, slots=True)
+class Issue:
+    """One broken rule. ``detail`` is built from constants only."""
+
+    kind: IssueKind
+    code: str
+    location: str
+    detail: str
+    #: For ``secret_detected``: the id of the secret rule that matched.
+    rule: str | None = None
+
+    @property
+    def pointer(self) -> str:
+        """RFC 6901 pointer into the request, ``components_json`` read as its parsed array."""
+        if self.location == "body":
+            return ""
+        parts = re.sub(r"^components\[(\d+)\]", r"components_json.\1", self.location)
+        return "/" + parts.replace(".", "/")
+
+    def to_dict(self) -> dict[str, str]:
+        """The collector's error-entry shape (``pointer``, ``rule``, ``detail``) plus ``class``."""
+        out = {"pointer": self.pointer, "rule": self.code, "detail": self.detail}
+        out["class"] = self.kind
+        if self.rule is not None:
+            out["secret_rule"] = self.rule
+        return out
+
+
+class InvalidSkill(ValueError):
+    """The request breaks at least one rule; ``issues`` lists them all."""
+
+    def __init__(self, issues: list[Issue]) -> None:
+        super().__init__(f"{len(issues)} rule(s) broken")
+        self.issues = issues
+
+
+def utf8_size(text: str) -> int | None:
+    """UTF-8 size of ``text``; ``None`` when it holds a lone surrogate (not encodable)."""
+    try:
+        return len(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        return None
+
+
+def make_issue(code: str, location: str, detail: str) -> Issue:
+    """An issue whose class follows its location (``components...`` is component validation)."""
+    kind: IssueKind = "component_validation" if location.startswith("component") else "validation"
+    return Issue(kind, code, location, detail)
+
+
+def secret_issues(text: str, location: str) -> list[Issue]:
+    issues = []
+    for rule in dict.fromkeys(hit.rule for hit in find_secrets(text)):
+        issue = make_issue(
+            "secret_detected", location, f"{location} holds a secret (rule '{rule}'); remove it"
+        )
+        issues.append(Issue(issue.kind, issue.code, issue.location, issue.detail, rule))
+    return issues

@@ -1,0 +1,1 @@
+INSERT INTO skill_revision_state (revision_id, status) VALUES ($revision_id, $status);

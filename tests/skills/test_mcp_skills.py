@@ -1,0 +1,111 @@
+"""The three Cloud Skill tools through ``lmcp mcp`` with the MCP SDK's real client (stdio), the
+server process talking to a real collector on loopback."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from tests.skills.conftest import token_of
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@asynccontextmanager
+async def _session(env: dict[str, str]) -> AsyncIterator[ClientSession]:
+    script = Path(sys.executable).with_name("lmcp")
+    if script.exists() or shutil.which("lmcp"):
+        command, args = str(script if script.exists() else shutil.which("lmcp")), ["mcp"]
+    else:
+        command, args = sys.executable, ["-m", "client.mcp_server"]
+    params = StdioServerParameters(command=command, args=args, env=env, cwd=str(REPO))
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+def _payload(result: types.CallToolResult) -> dict[str, Any]:
+    assert isinstance(result.structured_content, dict)
+    return result.structured_content
+
+
+def test_save_recall_and_execute_a_cloud_skill_over_mcp(
+    base_url: str, slug: str, tmp_path: Path
+) -> None:
+    env = {
+        "LMCP_HOME": str(tmp_path / "home"),
+        "LMCP_COLLECTOR_URL": base_url,
+        "LMCP_SKILLS_URL": base_url,
+        "LMCP_SKILLS_TOKEN": token_of("ann"),
+    }
+    script = "import sys\nprint('checked', *sys.argv[1:])\n"
+    components = json.dumps([{"type": "script", "logical_path": "check.py", "content": script}])
+
+    async def run() -> dict[str, types.CallToolResult]:
+        out: dict[str, types.CallToolResult] = {}
+        async with _session(env) as session:
+            tools = {t.name: t for t in (await session.list_tools()).tools}
+            assert set(tools["save_cloud_skill"].input_schema["properties"]) == {
+                "name",
+                "instructions",
+                "slug",
+                "description",
+                "publish",
+                "components_json",
+            }
+            out["save"] = await session.call_tool(
+                "save_cloud_skill",
+                {
+                    "name": "Release check",
+                    "instructions": "Run check.py and report.",
+                    "slug": slug,
+                    "description": f"mcp {slug}",
+                    "components_json": components,
+                },
+            )
+            saved = _payload(out["save"])["result"]["data"]
+            out["discover"] = await session.call_tool("recall_cloud_skill", {"query": slug})
+            out["root"] = await session.call_tool("recall_cloud_skill", {"slug": slug})
+            pin = {
+                "slug": slug,
+                "revision_id": saved["revision_id"],
+                "canonical_hash": saved["canonical_hash"],
+                "logical_path": "check.py",
+                "args": ["release-1"],
+            }
+            out["preview"] = await session.call_tool("execute_cloud_skill", pin)
+            out["run"] = await session.call_tool("execute_cloud_skill", {**pin, "confirm": True})
+            out["mismatch"] = await session.call_tool(
+                "execute_cloud_skill", {**pin, "canonical_hash": "f" * 64, "confirm": True}
+            )
+            out["invalid"] = await session.call_tool(
+                "save_cloud_skill", {"name": "", "instructions": "x", "slug": slug}
+            )
+        return out
+
+    out = anyio.run(run)
+    assert not out["save"].is_error
+    saved = _payload(out["save"])["result"]
+    assert (saved["object"], saved["render_status"]) == ("cloud_skill", "published")
+    found = _payload(out["discover"])["result"]["data"]["results"]
+    assert [r["slug"] for r in found] == [slug]
+    assert _payload(out["root"])["result"]["data"]["manifest"][0]["path"] == "check.py"
+    preview = _payload(out["preview"])
+    assert (preview["outcome"], preview["result"]["preview"]) == ("preview", True)
+    ran = _payload(out["run"])
+    assert not out["run"].is_error and ran["result"]["stdout"] == "checked release-1\n"
+    assert out["mismatch"].is_error
+    assert _payload(out["mismatch"])["error"]["code"] == "revision_mismatch"
+    invalid = _payload(out["invalid"])
+    assert out["invalid"].is_error and invalid["error"]["code"] == "validation_failed"
+    assert invalid["friction"] == {"can_report": True, "tool_attempted": "save_cloud_skill"}
