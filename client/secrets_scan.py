@@ -21,19 +21,44 @@ class SecretHit:
     start: int
 
 
-#: (rule id, pattern). Ordered from most to least specific; one span reports one rule.
-RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("private_key_block", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")),
-    ("github_token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b")),
-    ("github_fine_grained_pat", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b")),
-    ("gitlab_token", re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}\b")),
-    ("anthropic_key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{20,}")),
-    ("openai_key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}")),
-    ("slack_token", re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}")),
-    ("aws_access_key", re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b")),
-    ("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),
+#: (rule id, literal hints, pattern). Ordered from most to least specific; one span reports
+#: one rule. A pattern runs only when one of its hints occurs in the text: a plain substring
+#: search is ~100x cheaper than a regex that starts with ``\b`` at every position.
+_RULES: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
+    (
+        "private_key_block",
+        ("PRIVATE KEY",),
+        re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
+    ),
+    (
+        "github_token",
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+        re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b"),
+    ),
+    (
+        "github_fine_grained_pat",
+        ("github_pat_",),
+        re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b"),
+    ),
+    ("gitlab_token", ("glpat-",), re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}\b")),
+    ("anthropic_key", ("sk-ant-",), re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{20,}")),
+    (
+        "openai_key",
+        ("sk-",),
+        re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
+    ),
+    ("slack_token", ("xox",), re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}")),
+    ("aws_access_key", ("AKIA", "ASIA"), re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b")),
+    ("google_api_key", ("AIza",), re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
+    (
+        "jwt",
+        ("eyJ",),
+        re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+    ),
 )
+#: (rule id, pattern) of every prefix rule, for callers that list the rule set.
+RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((r, p) for r, _, p in _RULES)
+_KEYWORD_HINTS = ("pass", "secret", "token", "api", "key", "auth", "credential")
 
 _KEYWORD = re.compile(
     r"(?i)\b(?:pass(?:word|wd)?|secret|token|api[_-]?key|access[_-]?key|auth|credential|"
@@ -60,14 +85,21 @@ def find_secrets(text: str) -> list[SecretHit]:
     """Every secret-looking span in ``text``: rule ids and offsets, never the values."""
     hits: list[SecretHit] = []
     taken: list[tuple[int, int]] = []
-    for rule, pattern in RULES:
+    for rule, hints, pattern in _RULES:
+        if not any(hint in text for hint in hints):
+            continue
         for match in pattern.finditer(text):
             span = match.span()
             if any(s < span[1] and span[0] < e for s, e in taken):
                 continue
             taken.append(span)
             hits.append(SecretHit(rule, span[0]))
-    for match in _KEYWORD.finditer(text):
+    lowered = text.lower()
+    if ("=" in text or ":" in text) and any(h in lowered for h in _KEYWORD_HINTS):
+        keyword_matches = list(_KEYWORD.finditer(text))
+    else:
+        keyword_matches = []
+    for match in keyword_matches:
         value_span = match.span(1)
         if any(s < value_span[1] and value_span[0] < e for s, e in taken):
             continue
