@@ -71,6 +71,9 @@ def _serve(kind: str, port: int, db_path: str) -> None:
     import uvicorn
 
     logging.disable(logging.WARNING)
+    from collector.app import shorten_gil_switch_interval
+
+    shorten_gil_switch_interval()  # as `lmcp collector serve` does, for all three servers
     if kind == "bare":
         app = _bare_app()
     else:

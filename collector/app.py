@@ -35,7 +35,7 @@ from collector.settings import CollectorSettings
 from collector.telemetry import RequestSpanMiddleware, Telemetry, service_version
 from collector.writer import GroupCommitWriter, SignalSink, utc_today
 
-__all__ = ["OPTIONAL_ROUTERS", "create_app", "silence_access_log"]
+__all__ = ["OPTIONAL_ROUTERS", "create_app", "shorten_gil_switch_interval", "silence_access_log"]
 
 log = logging.getLogger("collector")
 
@@ -60,6 +60,23 @@ def silence_access_log() -> None:
     A disabled logger drops every record whatever its handlers.
     """
     logging.getLogger("uvicorn.access").disabled = True
+
+
+#: How long a thread may hold the GIL before another one asking for it gets it (CPython: 5 ms).
+GIL_SWITCH_INTERVAL_S = 0.001
+
+
+def shorten_gil_switch_interval() -> None:
+    """For the process that serves the collector: hand the GIL over within 1 ms, not 5 ms.
+
+    The database thread needs the GIL briefly, many times per flush (scanning the Arrow table,
+    returning from each statement) while the event loop holds it to validate requests. With
+    CPython's default 5 ms interval each of those waits is up to 5 ms: a 1,000-row flush
+    measured 204 ms against a busy event loop, and 54 ms with a 1 ms interval (12 ms alone).
+    """
+    import sys
+
+    sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
 
 
 def create_app(

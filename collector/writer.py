@@ -145,13 +145,13 @@ def insert_table(
     insert = load_sql("insert_signals")
     con.register("incoming", table)
     try:
-        con.execute("BEGIN TRANSACTION")
         try:
+            # One statement in auto-commit mode is one transaction: atomic, and one round trip
+            # through the Python binding (each return to Python waits for the GIL).
             con.execute(insert, [received_day])
-            con.execute("COMMIT")
             return None
         except duckdb.ConstraintException:
-            con.execute("ROLLBACK")
+            pass  # the statement rolled back as a whole
         con.execute("BEGIN TRANSACTION")
         try:
             stored = {row[0] for row in con.execute(load_sql("stored_ids")).fetchall()}
