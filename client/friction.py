@@ -103,9 +103,12 @@ def build_signal(
 
 
 def _describe(error: ValidationError) -> str:
+    """Name the argument (only a declared one: an unknown key may itself be a value) and rule."""
     first = error.errors(include_input=False, include_url=False)[0]
-    field = ".".join(str(p) for p in first["loc"]) or "input"
-    return f"argument '{field}' breaks rule '{first['type']}'"
+    loc = first["loc"]
+    if loc and loc[0] in ReportInput.model_fields:
+        return f"argument '{loc[0]}' breaks rule '{first['type']}'"
+    return f"an undeclared argument breaks rule '{first['type']}'"
 
 
 class FrictionReporter:

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from client._files import write_new, write_replace
 from client.recipes._manifest import Manifest, name_key, parse_manifest
-from client.tools.atomic import write_new, write_replace
 
 __all__ = ["STORE_FORMAT", "Damaged", "RecipeStore", "StoreError", "recipe_filename"]
 

@@ -12,11 +12,11 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
+from client._files import write_replace
 from client.errors import ToolFailure
 from client.host import Reply
 from client.schema import ErrorClass, Outcome
 from client.tools._common import not_found, opt_int, opt_str
-from client.tools.atomic import write_replace
 
 __all__ = ["FilesRoot", "files_handlers"]
 

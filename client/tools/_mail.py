@@ -22,11 +22,11 @@ from email.utils import format_datetime, make_msgid, parseaddr, parsedate_to_dat
 from pathlib import Path
 from typing import Any
 
+from client._files import fsync_dir, write_temp
 from client.errors import ToolFailure
 from client.host import Reply
 from client.schema import ErrorClass, Outcome
 from client.tools._common import not_found, opt_int, opt_str
-from client.tools.atomic import fsync_dir
 
 __all__ = ["OUTBOX", "SENDER", "Maildirs", "mail_handlers"]
 
@@ -99,13 +99,8 @@ class Maildirs:
         """Deliver ``data`` Maildir-style (write in tmp/, rename into new/); returns the key."""
         folder = self.mailbox(mailbox, create=True)
         key = f"{int(time.time())}.{secrets.token_hex(8)}.lmcp"
-        tmp = folder / "tmp" / key
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        tmp = write_temp(folder / "tmp", data, key)
         try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
             os.rename(tmp, folder / "new" / key)
         except BaseException:
             with contextlib.suppress(OSError):

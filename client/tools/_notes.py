@@ -17,12 +17,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from client._files import file_lock
+from client._files import file_lock, write_new, write_replace
 from client.errors import ToolFailure
 from client.host import Reply
 from client.schema import ErrorClass, Outcome
 from client.tools._common import not_found, opt_int, opt_str
-from client.tools.atomic import write_new, write_replace
 
 __all__ = ["Note", "NotesStore", "notes_handlers"]
 

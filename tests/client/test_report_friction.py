@@ -228,3 +228,12 @@ def test_preview_is_the_exact_signal_shape(make_runtime: MakeRuntime) -> None:
     preview = rt.reporter.preview()
     assert preview is not None and preview.tool_attempted.value == "read_note"
     assert "secret" not in preview.model_dump_json()
+
+
+def test_a_direct_call_never_echoes_an_unknown_key(make_runtime: MakeRuntime) -> None:
+    from client.errors import ToolFailure
+
+    rt, _ = make_runtime(env={"LMCP_ANONYMOUS_SIGNALS": "1"})
+    with pytest.raises(ToolFailure) as caught:
+        rt.reporter.prepare({"friction_type": "other", "alice@example.com": 1})
+    assert "alice" not in caught.value.message and "undeclared" in caught.value.message
