@@ -71,9 +71,9 @@ def _serve(kind: str, port: int, db_path: str) -> None:
     import uvicorn
 
     logging.disable(logging.WARNING)
-    from collector.app import shorten_gil_switch_interval
+    from collector.app import tune_serving_process
 
-    shorten_gil_switch_interval()  # as `lmcp collector serve` does, for all three servers
+    tune_serving_process()  # as `lmcp collector serve` does, for all three servers
     if kind == "bare":
         app = _bare_app()
     else:

@@ -63,10 +63,10 @@ def serve(
     """Run the collector under uvicorn until interrupted."""
     import uvicorn
 
-    from collector.app import create_app, shorten_gil_switch_interval, silence_access_log
+    from collector.app import create_app, silence_access_log, tune_serving_process
 
     settings = build_settings(host=host, port=port, db=db)
-    shorten_gil_switch_interval()
+    tune_serving_process()
     logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     silence_access_log()
     uvicorn.run(create_app(settings), **uvicorn_config(settings, log_level=log_level))

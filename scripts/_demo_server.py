@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import uvicorn
 
-from collector.app import create_app, shorten_gil_switch_interval
+from collector.app import create_app, tune_serving_process
 from collector.cli import uvicorn_config
 from collector.settings import CollectorSettings
 
 
 def main() -> None:
     settings = CollectorSettings()
-    shorten_gil_switch_interval()
+    tune_serving_process()
     options = uvicorn_config(settings, log_level="warning")
     options.update(host="127.0.0.1", port=settings.port)
     uvicorn.run(create_app(settings), **options)
