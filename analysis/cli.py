@@ -25,7 +25,7 @@ from analysis._questions import DEFAULT_K, DEFAULT_LIMIT, QUESTIONS, Answer, Que
 from analysis._remote import RemoteError, fetch_answer
 from analysis._rows import Row
 from analysis._synth import synthesize
-from analysis.report import answer_all, build_report, write_pngs, write_report
+from analysis.report import answer_all, build_report, format_cell, write_pngs, write_report
 
 __all__ = ["app", "answer_table"]
 
@@ -75,17 +75,12 @@ def _filters(
 
 
 def _fmt(value: object) -> str:
+    """``format_cell`` with the terminal's emphasis (spikes, new and growing regressions)."""
     if value is None:
         return "[dim]\u2014[/dim]"
     if isinstance(value, bool):
         return "[bold red]spike[/bold red]" if value else ""
-    if isinstance(value, float):
-        return f"{value:,.2f}".rstrip("0").rstrip(".")
-    if isinstance(value, int):
-        return f"{value:,}"
-    if isinstance(value, dt.date):
-        return value.isoformat()
-    text = str(value)
+    text = format_cell(value)
     style = _STYLE.get(text)
     return f"[{style}]{text}[/{style}]" if style else text
 

@@ -25,6 +25,7 @@ __all__ = [
     "Report",
     "answer_all",
     "build_report",
+    "format_cell",
     "table_html",
     "write_pngs",
     "write_report",
@@ -82,7 +83,8 @@ def answer_all(
     return [ask(con, q, filters, k=k, period=period) for q in questions]
 
 
-def _cell(value: object) -> str:
+def format_cell(value: object) -> str:
+    """One answer value as plain text (the report, the Markdown and the CLI's tables)."""
     if value is None:
         return "\u2014"
     if isinstance(value, bool):
@@ -116,7 +118,7 @@ def table_html(
             value = getattr(row, c)
             num = isinstance(value, int | float) and not isinstance(value, bool)
             cls = ' class="num"' if num else ""
-            text = html.escape(_cell(value))
+            text = html.escape(format_cell(value))
             href = (
                 tool_href(value) if tool_href and c == "tool" and isinstance(value, str) else None
             )
@@ -189,7 +191,7 @@ def build_report(
 
 
 def _md_cell(value: object) -> str:
-    return _cell(value).replace("|", "\\|")
+    return format_cell(value).replace("|", "\\|")
 
 
 def _markdown_table(answer: Answer[Row], chart: str | None) -> list[str]:
