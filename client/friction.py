@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from client import __version__
 from client._files import atomic_write_bytes
+from client.consent import ConsentGate
 from client.errors import ToolFailure
 from client.host import FailureContext, ToolHost
 from client.outbox import Outbox
@@ -116,7 +117,7 @@ class FrictionReporter:
         self,
         home: LmcpHome,
         host: ToolHost,
-        consent: Any,
+        consent: ConsentGate,
         sender: Sender,
         *,
         outbox: Outbox | None = None,

@@ -8,7 +8,7 @@ shapes. Values stop here: error messages name arguments and rules, never what wa
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -161,13 +161,6 @@ class ToolHost:
         """Call ``listener`` with every new FailureContext (it must not raise; if it does,
         the error is logged by type only and the host carries on)."""
         self._listeners.append(listener)
-
-    def handles(self, name: str) -> bool:
-        return name in self._handlers
-
-    @property
-    def tool_names(self) -> Iterable[str]:
-        return self.catalogue.tools.keys()
 
     # -- failures -------------------------------------------------------------------------
     def failure_for(self, tool: str) -> FailureContext | None:

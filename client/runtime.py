@@ -18,9 +18,12 @@ from client.friction import FrictionReporter
 from client.host import ToolHost
 from client.outbox import Outbox
 from client.paths import LmcpHome
+from client.recipes import recipe_handlers
 from client.schema import ClientInfo
 from client.sender import DEFAULT_URL, Sender
 from client.sentlog import SentLog
+from client.skills import skill_handlers
+from client.tools import builtin_handlers
 
 __all__ = ["Runtime"]
 
@@ -77,21 +80,6 @@ def _register_tools(
     env: Mapping[str, str],
     transport: httpx.BaseTransport | None,
 ) -> None:
-    try:
-        from client.tools import builtin_handlers
-    except ImportError:
-        pass
-    else:
-        host.register_all(builtin_handlers(home, probe))
-    try:
-        from client.recipes import recipe_handlers
-    except ImportError:
-        pass
-    else:
-        host.register_all(recipe_handlers(home, host))
-    try:
-        from client.skills import skill_handlers
-    except ImportError:
-        pass
-    else:
-        host.register_all(skill_handlers(env, transport))
+    host.register_all(builtin_handlers(home, probe))
+    host.register_all(recipe_handlers(home, host))
+    host.register_all(skill_handlers(env, transport))

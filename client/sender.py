@@ -145,11 +145,10 @@ class Sender:
             except httpx.TransportError as exc:
                 raise _Retryable() from exc
             last_status = response.status_code
-            if response.status_code == 429 or response.status_code == 408:
-                raise _Retryable(parse_retry_after(response.headers.get("retry-after")), 429)
-            if response.status_code >= 500:
-                raise _Retryable(parse_retry_after(response.headers.get("retry-after")))
-            return response.status_code
+            status = response.status_code
+            if status in (408, 429) or status >= 500:
+                raise _Retryable(parse_retry_after(response.headers.get("retry-after")), status)
+            return status
 
         retrying = Retrying(
             stop=stop_after_attempt(self._max_attempts) | stop_before_delay(self._budget),

@@ -14,7 +14,6 @@ API), plus the optional routers of Cloud Skills (``collector.skills.routes``) an
 from __future__ import annotations
 
 import datetime as dt
-import importlib
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -25,6 +24,7 @@ from opentelemetry import metrics, trace
 from opentelemetry.sdk.metrics.export import MetricReader
 from opentelemetry.sdk.trace.export import SpanExporter
 
+from client._optional import import_optional
 from collector.db import Database
 from collector.errors import ProblemError, install_error_handlers
 from collector.ingest_routes import build_ingest_router, signal_schema_components
@@ -44,9 +44,8 @@ OPTIONAL_ROUTERS = ("collector.skills.routes", "analysis.web")
 
 
 def _optional_router(module: str) -> Callable[..., Any] | None:
-    try:
-        mod = importlib.import_module(module)
-    except ImportError:  # not installed, or not built yet
+    mod = import_optional(module)  # None: the [analysis] extra is not installed
+    if mod is None:
         return None
     build: Callable[..., Any] | None = getattr(mod, "build_router", None)
     return build

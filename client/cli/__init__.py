@@ -8,9 +8,9 @@ The collector and analysis commands need their extras; without them they are sim
 
 from __future__ import annotations
 
-import importlib
-
 import typer
+
+from client._optional import import_optional
 
 __all__ = ["app", "main"]
 
@@ -29,17 +29,13 @@ _SUBCOMMANDS = (
 )
 
 for _name, _module, _help in _SUBCOMMANDS:
-    try:
-        _sub = importlib.import_module(_module).app
-    except ImportError:  # an extra that is not installed, or a part not built yet
-        continue
-    app.add_typer(_sub, name=_name, help=_help)
+    _sub = import_optional(_module)  # None: its extra is not installed
+    if _sub is not None:
+        app.add_typer(_sub.app, name=_name, help=_help)
 
-try:
-    _mcp = importlib.import_module("client.mcp_server")
+_mcp = import_optional("client.mcp_server")
+if _mcp is not None:
     app.command("mcp", help="Serve every LMCP tool over MCP stdio.")(_mcp.serve_command)
-except ImportError:
-    pass
 
 
 def main() -> None:
