@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -23,6 +22,7 @@ from privacy_tests.audit.canaries import Canary, canary
 from privacy_tests.audit.logs import capture_logs
 from privacy_tests.audit.scan import assert_no_leaks
 from privacy_tests.audit.schema import audit_model
+from privacy_tests.audit.workload import FakeCollector, client_files
 
 # -- (a) schema audit --------------------------------------------------------------------
 
@@ -91,18 +91,11 @@ def test_canaries_never_leave_capture(
 ) -> None:
     value = case.value
     home = tmp_path_factory.mktemp("home")
-    wire: list[bytes] = []
-
-    def transport(request: httpx.Request) -> httpx.Response:
-        wire.append(request.content)
-        if not reachable:
-            raise httpx.ConnectError("down")
-        return httpx.Response(200, json={"accepted": 1, "duplicates": 0})
-
+    collector = FakeCollector(reachable=reachable)
     with capture_logs() as capture:
         rt = Runtime.from_env(
             {"LMCP_HOME": str(home), "LMCP_ANONYMOUS_SIGNALS": "1"},
-            transport=httpx.MockTransport(transport),
+            transport=collector,
         )
         rt.sender._sleep = lambda s: None  # noqa: SLF001
         tool, make_args = call
@@ -113,14 +106,13 @@ def test_canaries_never_leave_capture(
         )
         rt.close()
     assert reply.ok and (reply.result.get("sent") or reply.result.get("queued"))
-    assert wire, "the report was never attempted"
+    assert collector.bodies, "the report was never attempted"
     sinks: dict[str, bytes] = {
-        "wire": b"\n".join(wire),
+        "wire": collector.wire,
         "logs": capture.data(),
         "tool result": json.dumps(result.to_dict(), default=str).encode(),
+        **client_files(rt),
     }
-    for path in (rt.home.outbox, rt.home.sent_log, rt.home.last_failure):
-        sinks[path.name] = path.read_bytes() if path.exists() else b""
     if not reachable:
         assert sinks["outbox.json"], "an undeliverable signal must be queued"
     assert_no_leaks(sinks, [case])

@@ -14,7 +14,6 @@ from email.message import EmailMessage
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -25,6 +24,7 @@ from client.tools import Maildirs
 from privacy_tests.audit.canaries import Canary, CanaryKind, canaries
 from privacy_tests.audit.logs import capture_logs
 from privacy_tests.audit.scan import assert_no_leaks
+from privacy_tests.audit.workload import FakeCollector, client_files
 
 
 def _mail(rt: Runtime, sender: str, body: str) -> None:
@@ -154,18 +154,11 @@ def test_recipe_canaries_never_reach_a_signal_the_outbox_or_the_logs(
     tmp_path_factory: pytest.TempPathFactory, planted: dict[CanaryKind, Canary], reachable: bool
 ) -> None:
     home: Path = tmp_path_factory.mktemp("home")
-    wire: list[bytes] = []
-
-    def transport(request: httpx.Request) -> httpx.Response:
-        wire.append(request.content)
-        if not reachable:
-            raise httpx.ConnectError("down")
-        return httpx.Response(200, json={"accepted": 1, "duplicates": 0})
-
+    collector = FakeCollector(reachable=reachable)
     with capture_logs() as logs:
         rt = Runtime.from_env(
             {"LMCP_HOME": str(home), "LMCP_ANONYMOUS_SIGNALS": "1"},
-            transport=httpx.MockTransport(transport),
+            transport=collector,
         )
         rt.sender._sleep = lambda s: None  # noqa: SLF001
         try:
@@ -174,15 +167,14 @@ def test_recipe_canaries_never_reach_a_signal_the_outbox_or_the_logs(
             rt.close()
     reports = [r for r in results if r.tool == "report_friction"]
     assert all(r.ok for r in reports), [r.to_dict() for r in reports]
-    assert wire, "no report was attempted"
+    assert collector.bodies, "no report was attempted"
     sinks = {
-        "wire": b"\n".join(wire),
+        "wire": collector.wire,
         "logs": logs.data(),
         "error messages": _messages(results),
         "report results": json.dumps([r.to_dict() for r in reports]).encode(),
+        **client_files(rt),
     }
-    for path in (rt.home.outbox, rt.home.sent_log, rt.home.last_failure):
-        sinks[path.name] = path.read_bytes() if path.exists() else b""
     if not reachable:
         assert sinks["outbox.json"], "an undeliverable signal must be queued"
     assert_no_leaks(sinks, planted.values())

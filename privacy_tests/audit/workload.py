@@ -2,6 +2,8 @@
 
 - ``RecordingTransport``: a real httpx transport (real sockets) that keeps a copy of every request
   the client sends, so the wire bytes of ``POST /v1/signals`` are a sink like any other.
+- ``FakeCollector``: an in-memory collector (up, or refusing connections) that keeps the wire
+  bytes; ``client_files`` reads the client's signal files (outbox, sent log, latest failure).
 - ``plant_and_fail``: plants one canary of every kind in notes, files, mail, recipes and Cloud
   Skill calls, drives real failures of every class through ``ToolHost`` (not found, invalid
   arguments, undeclared arguments, unknown tool, recipe step failures, previews, refusals) and
@@ -28,8 +30,10 @@ from privacy_tests.audit.canaries import Canary, CanaryKind
 
 __all__ = [
     "REPORTED_TOOLS",
+    "FakeCollector",
     "HostileLog",
     "RecordingTransport",
+    "client_files",
     "error_messages",
     "hostile_requests",
     "plant_and_fail",
@@ -66,6 +70,31 @@ class RecordingTransport(httpx.HTTPTransport):
     def signals_wire(self) -> bytes:
         """Everything sent to ``/v1/signals`` (Cloud Skill calls carry content by design)."""
         return b"\n".join(data for _, path, data in self.requests if path == "/v1/signals")
+
+
+class FakeCollector(httpx.MockTransport):
+    """An in-memory collector: keeps every request body; answers 200, or refuses when down."""
+
+    def __init__(self, *, reachable: bool = True) -> None:
+        super().__init__(self._answer)
+        self.reachable = reachable
+        self.bodies: list[bytes] = []
+
+    def _answer(self, request: httpx.Request) -> httpx.Response:
+        self.bodies.append(request.content)
+        if not self.reachable:
+            raise httpx.ConnectError("down")
+        return httpx.Response(200, json={"accepted": 1, "duplicates": 0})
+
+    @property
+    def wire(self) -> bytes:
+        return b"\n".join(self.bodies)
+
+
+def client_files(rt: Runtime) -> dict[str, bytes]:
+    """The client's signal files by name (empty when absent)."""
+    paths = (rt.home.outbox, rt.home.sent_log, rt.home.last_failure)
+    return {p.name: p.read_bytes() if p.exists() else b"" for p in paths}
 
 
 def _mail(rt: Runtime, sender: str, body: str, subject: str) -> None:
