@@ -27,7 +27,7 @@ from opentelemetry.sdk.trace.export import SpanExporter
 from client._optional import import_optional
 from collector.db import Database
 from collector.errors import ProblemError, install_error_handlers
-from collector.ingest_routes import build_ingest_router, signal_schema_components
+from collector.ingest_routes import IngestEndpoint, IngestRouteMiddleware, document_ingestion
 from collector.ratelimit import RateLimiter, RateLimitMiddleware
 from collector.read_routes import build_read_router
 from collector.retention import RetentionJob
@@ -112,7 +112,7 @@ def create_app(
         tracer_provider=tracer_provider,
         meter_provider=meter_provider,
     )
-    db = Database(settings.db_path)
+    db = Database(settings.db_path, threads=settings.duckdb_threads)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -123,6 +123,7 @@ def create_app(
             telemetry,
             max_rows=settings.writer_max_rows,
             linger_s=settings.writer_linger_ms / 1000,
+            quiet_s=settings.writer_quiet_ms / 1000,
             today=today,
         )
         writer.start()
@@ -170,13 +171,15 @@ def create_app(
             raise ProblemError(503, "not_ready", "The database does not answer.") from None
         return {"status": "ready"}
 
-    app.include_router(build_ingest_router(settings, telemetry))
     app.include_router(build_read_router(db))
     for module in OPTIONAL_ROUTERS:
         build = _optional_router(module)
         if build is not None:
             app.include_router(build(settings, db))
 
+    # The innermost of the app's own middlewares: ingestion skips FastAPI's router, yet stays
+    # inside the catch-all, the rate limit and the request span.
+    app.add_middleware(IngestRouteMiddleware, endpoint=IngestEndpoint(settings, telemetry))
     install_error_handlers(app)
     if settings.rate_limit_enabled:
         limiter = RateLimiter(
@@ -187,20 +190,18 @@ def create_app(
         app.add_middleware(RateLimitMiddleware, limiter=limiter)
     if telemetry.tracing:
         app.add_middleware(RequestSpanMiddleware, tracer=telemetry.tracer)
-    _add_schema_components(app)
+    _document_ingestion(app)
     return app
 
 
-def _add_schema_components(app: FastAPI) -> None:
-    """Publish the signal schema in OpenAPI so ``/docs`` documents the ingestion body."""
+def _document_ingestion(app: FastAPI) -> None:
+    """Publish ``POST /v1/signals`` (served by ``IngestEndpoint``) in OpenAPI and ``/docs``."""
     base_openapi = app.openapi
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
             schema = base_openapi()
-            schema.setdefault("components", {}).setdefault("schemas", {}).update(
-                signal_schema_components()
-            )
+            document_ingestion(schema)
             app.openapi_schema = schema
         return app.openapi_schema
 

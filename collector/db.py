@@ -102,9 +102,17 @@ def _settled(fn: Callable[[duckdb.DuckDBPyConnection], T], con: duckdb.DuckDBPyC
 class Database:
     """The one DuckDB connection of a collector process, on its own worker thread."""
 
-    def __init__(self, path: Path | str, *, migrations: list[Migration] | None = None) -> None:
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        migrations: list[Migration] | None = None,
+        threads: int | None = None,
+    ) -> None:
+        """``threads``: DuckDB's worker threads (None: DuckDB's default, one per core)."""
         self.path = Path(path)
         self._migrations = migrations
+        self._threads = threads
         self._executor: ThreadPoolExecutor | None = None
         self._con: duckdb.DuckDBPyConnection | None = None
         self._lock = threading.Lock()
@@ -129,7 +137,10 @@ class Database:
     def _open(self) -> list[str]:
         if str(self.path) != ":memory:":
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        con = duckdb.connect(str(self.path))
+        config: dict[str, str | bool | int | float | list[str]] = {}
+        if self._threads is not None:
+            config["threads"] = self._threads
+        con = duckdb.connect(str(self.path), config=config)
         try:
             applied = apply_migrations(con, self._migrations)
         except BaseException:

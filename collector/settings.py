@@ -69,11 +69,24 @@ class CollectorSettings(BaseSettings):
         default=10_000, ge=500, description="Most rows written by one flush (one INSERT)."
     )
     writer_linger_ms: float = Field(
-        default=0.0,
+        default=5.0,
         ge=0.0,
         le=1000.0,
-        description="Extra wait before a flush, to gather more rows (0: flush as soon as the "
-        "previous flush ends; concurrent requests are grouped anyway).",
+        description="Most a flush waits for more requests to join it (0: flush at once).",
+    )
+    writer_quiet_ms: float = Field(
+        default=1.0,
+        ge=0.0,
+        le=1000.0,
+        description="A flush starts once no request has joined for this long (or at linger).",
+    )
+
+    duckdb_threads: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        description="DuckDB worker threads of the collector's connection (1: a flush stays on "
+        "one core, beside the event loop's).",
     )
 
     # -- retention

@@ -88,6 +88,12 @@ class Telemetry:
         self.flush_rows = m.create_histogram(
             "lmcp.collector.flush.rows", unit="{row}", description="Rows written per flush."
         )
+        self.body_fallbacks = m.create_counter(
+            "lmcp.collector.flush.model_bodies",
+            unit="{request}",
+            description="Request bodies stored from their validated models, not their text "
+            "(a repeated key or a second spelling of a value).",
+        )
         self.flush_failures = m.create_counter(
             "lmcp.collector.flush.failures", unit="{flush}", description="Flushes that failed."
         )

@@ -1,10 +1,17 @@
 """The group-commit writer: validated signals from concurrent requests, one INSERT per flush.
 
-Requests ``submit`` their signals and wait. One background task flushes: it takes every pending
-request (up to ``max_rows``; a request is never split), builds one Arrow table, and runs one
-INSERT in one transaction on the database thread (duplicates of stored ids are skipped:
-see ``_insert``). While a flush
-runs, new requests gather for the next one, so the batch size follows the load by itself.
+Requests ``submit`` their validated signals, with the body they were validated from, and wait.
+A writer thread flushes: it takes the pending requests (up to ``max_rows``; a request is never
+split; a small flush first waits a moment for company, see ``_gather``), shapes their rows
+(``collector.rows``: a large flush parses its request bodies with one Arrow call, a small one
+is shaped from the models) and runs one INSERT in one transaction (duplicates of stored ids
+are skipped: see ``insert_table``).
+
+The writer thread runs almost only C++ that releases the GIL, and touches Python as rarely as
+it can: each time it does, it may wait for the GIL, which the event loop holds for a whole
+pydantic call (~1.6 ms for a 100-signal batch). Shaping columns with Arrow kernels called one
+by one from that thread measured 40 ms instead of 1 ms. While a flush runs, new requests
+gather for the next one, so the batch size follows the load.
 
 - A request's answer (``accepted``, ``duplicates``) is set only after its flush COMMITTED.
 - Duplicates are counted right within a request, across requests of one flush (de-duplicated
@@ -18,9 +25,12 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
+import threading
+import time
 import uuid
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
@@ -31,13 +41,22 @@ from client.schema import FrictionSignal
 from collector._sql import load_sql
 from collector.db import Database
 from collector.errors import WriteError
-from collector.rows import to_arrow
+from collector.rows import (
+    COLUMNS,
+    canonical_body,
+    rows_from_models,
+    to_columns,
+    uuid_array,
+    wire_lists,
+)
 from collector.telemetry import Telemetry
 
 __all__ = [
     "DiscardSink",
     "FlushPlan",
+    "FlushWork",
     "GroupCommitWriter",
+    "IncomingTable",
     "SignalSink",
     "WriteResult",
     "flush_rows",
@@ -53,15 +72,23 @@ class WriteResult(NamedTuple):
 
 
 class SignalSink(Protocol):
-    """Where validated signals go. The writer; a discarding sink for benchmarks."""
+    """Where validated signals go. The writer; a discarding sink for benchmarks.
 
-    async def submit(self, signals: Sequence[FrictionSignal]) -> WriteResult: ...
+    ``body`` is the request body the signals were validated from (after its content coding),
+    or None when there is none (signals built in process).
+    """
+
+    async def submit(
+        self, signals: Sequence[FrictionSignal], body: bytes | None = None
+    ) -> WriteResult: ...
 
 
 class DiscardSink:
     """Accepts everything and stores nothing (the benchmark's validate-and-discard baseline)."""
 
-    async def submit(self, signals: Sequence[FrictionSignal]) -> WriteResult:
+    async def submit(
+        self, signals: Sequence[FrictionSignal], body: bytes | None = None
+    ) -> WriteResult:
         return WriteResult(len(signals), 0)
 
 
@@ -76,27 +103,29 @@ class FlushPlan:
     batch_sizes: list[int]
     #: Per batch, the ids it was first to carry in this flush.
     firsts: list[list[uuid.UUID]]
-    unique: list[FrictionSignal]
+    #: The ids to write, in order: each once.
+    ids: list[uuid.UUID]
+    #: Per signal of the flush, in order, whether it is written (None: all are).
+    keep: list[bool] | None
 
     @classmethod
     def of(cls, batches: Sequence[Sequence[FrictionSignal]]) -> FlushPlan:
         seen: set[uuid.UUID] = set()
-        unique: list[FrictionSignal] = []
+        ids: list[uuid.UUID] = []
+        keep: list[bool] = []
         firsts: list[list[uuid.UUID]] = []
         for batch in batches:
             mine: list[uuid.UUID] = []
             for signal in batch:
                 sid = signal.signal_id
-                if sid not in seen:
+                fresh = sid not in seen
+                keep.append(fresh)
+                if fresh:
                     seen.add(sid)
-                    unique.append(signal)
+                    ids.append(sid)
                     mine.append(sid)
             firsts.append(mine)
-        return cls([len(b) for b in batches], firsts, unique)
-
-    @property
-    def ids(self) -> list[uuid.UUID]:
-        return [s.signal_id for s in self.unique]
+        return cls([len(b) for b in batches], firsts, ids, None if all(keep) else keep)
 
     def results(self, inserted: set[uuid.UUID] | None) -> list[WriteResult]:
         """One result per batch; ``inserted=None`` means every unique id was inserted."""
@@ -110,16 +139,88 @@ class FlushPlan:
         return out
 
 
+#: From this many rows on, a flush parses its request bodies (``collector.rows``); below, it
+#: shapes its rows from the models. Also the size from which a flush starts without waiting
+#: for company (``GroupCommitWriter._gather``).
+LARGE_FLUSH_ROWS = 500
+
+
+@dataclass(frozen=True, slots=True)
+class FlushWork:
+    """One flush: its requests' bodies, signals and de-duplication plan; built on the event loop."""
+
+    batches: Sequence[Sequence[FrictionSignal]]
+    bodies: list[bytes]
+    plan: FlushPlan
+    #: The ids to write as Arrow UUIDs (from the validated models, never from the text).
+    id_column: pa.ExtensionArray
+
+    @classmethod
+    def of(
+        cls, batches: Sequence[Sequence[FrictionSignal]], bodies: Sequence[bytes | None]
+    ) -> FlushWork:
+        plan = FlushPlan.of(batches)
+        wire = [
+            canonical_body(batch) if body is None else body
+            for batch, body in zip(batches, bodies, strict=True)
+        ]
+        return cls(batches, wire, plan, uuid_array([sid.bytes for sid in plan.ids]))
+
+    @property
+    def rows(self) -> int:
+        return sum(self.plan.batch_sizes)
+
+    def write(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        received_day: dt.date,
+        incoming: IncomingTable | None = None,
+        *,
+        from_bodies: bool | None = None,
+    ) -> tuple[list[WriteResult], int]:
+        """Shape, insert, commit (the writer thread): per-request results, model fallbacks.
+
+        ``from_bodies``: parse the request bodies (True) or shape the rows from the models
+        (False); None chooses by size (``LARGE_FLUSH_ROWS``). Both store the same rows.
+        """
+        if from_bodies is None:
+            from_bodies = self.rows >= LARGE_FLUSH_ROWS
+        if not from_bodies:
+            unique = [s for batch in self.batches for s in batch]
+            if self.plan.keep is not None:
+                unique = [s for s, kept in zip(unique, self.plan.keep, strict=True) if kept]
+            table = rows_from_models(unique)
+            inserted = insert_table(
+                con, table, self.plan.ids, received_day, incoming, "insert_rows"
+            )
+            return self.plan.results(inserted), 0
+        batches = self.batches
+        lists, fallbacks = wire_lists(
+            self.bodies, self.plan.batch_sizes, lambda i: canonical_body(batches[i])
+        )
+        columns = to_columns(lists, self.id_column, self.plan.keep)
+        inserted = insert_table(con, columns, self.plan.ids, received_day, incoming)
+        return self.plan.results(inserted), fallbacks
+
+
 def flush_rows(
     con: duckdb.DuckDBPyConnection,
     batches: Sequence[Sequence[FrictionSignal]],
     received_day: dt.date,
+    bodies: Sequence[bytes | None] | None = None,
+    *,
+    from_bodies: bool | None = None,
 ) -> list[WriteResult]:
-    """Write the batches in one INSERT; one result per batch, in order (all on one thread)."""
-    plan = FlushPlan.of(batches)
-    if not plan.unique:
-        return plan.results(set())
-    return plan.results(insert_table(con, to_arrow(plan.unique), plan.ids, received_day))
+    """Write the batches in one INSERT; one result per batch, in order (all on one thread).
+
+    ``bodies[i]`` is the request body batch ``i`` was validated from; without it, the batch is
+    written from its models.
+    """
+    batches = list(batches)
+    if not any(batches):
+        return [WriteResult(0, 0) for _ in batches]
+    work = FlushWork.of(batches, bodies if bodies is not None else [None] * len(batches))
+    return work.write(con, received_day, from_bodies=from_bodies)[0]
 
 
 def _consume(future: asyncio.Future[WriteResult]) -> None:
@@ -127,13 +228,53 @@ def _consume(future: asyncio.Future[WriteResult]) -> None:
         future.exception()
 
 
+class IncomingTable:
+    """``incoming``: the Arrow table of the flush being written, registered ONCE on a connection.
+
+    DuckDB scans it through the Arrow PyCapsule stream (``__arrow_c_stream__``), asked anew at
+    every statement, so the writer only swaps the table between flushes. Registering and
+    unregistering a table for every flush cost ~1 ms of DuckDB's Python glue per flush, a
+    third of a small flush (measured).
+    """
+
+    NAME = "incoming"
+
+    def __init__(self) -> None:
+        self._table: pa.Table = COLUMNS.empty_table()
+        self._on: duckdb.DuckDBPyConnection | None = None
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        return self._table.__arrow_c_stream__(requested_schema)
+
+    def register(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Register on ``con`` unless already done (one connection at a time)."""
+        if self._on is not con:
+            con.register(self.NAME, self)
+            self._on = con
+
+    @contextmanager
+    def holding(self, table: pa.Table) -> Iterator[None]:
+        """``incoming`` is ``table`` within the block, empty after it (no rows kept alive)."""
+        self._table = table
+        try:
+            yield
+        finally:
+            self._table = COLUMNS.empty_table()
+
+
 def insert_table(
     con: duckdb.DuckDBPyConnection,
     table: pa.Table,
     ids: Sequence[uuid.UUID],
     received_day: dt.date,
+    incoming: IncomingTable | None = None,
+    sql: str = "insert_signals",
 ) -> set[uuid.UUID] | None:
     """Insert rows with distinct ids in one transaction; None if all went in, else the ids that did.
+
+    ``incoming`` is the connection's registered ``IncomingTable``; without one, a table is
+    registered for this call only. ``sql`` names the INSERT: ``insert_signals`` for
+    ``COLUMNS``, ``insert_rows`` for ``ROWS`` (``collector.rows``).
 
     The fast path is a plain INSERT (``ON CONFLICT DO NOTHING`` costs ~4 ms more per statement
     in DuckDB, whatever the row count). When an id is already stored -- a client retrying a
@@ -142,9 +283,16 @@ def insert_table(
     so nothing can slip in between. Apart from that rare path this is all DuckDB work, which
     runs without the GIL: the event loop keeps validating meanwhile.
     """
-    insert = load_sql("insert_signals")
-    con.register("incoming", table)
-    try:
+    if incoming is None:
+        incoming = IncomingTable()
+        incoming.register(con)
+        try:
+            return insert_table(con, table, ids, received_day, incoming, sql)
+        finally:
+            con.unregister(IncomingTable.NAME)
+    incoming.register(con)
+    insert = load_sql(sql)
+    with incoming.holding(table):
         try:
             # One statement in auto-commit mode is one transaction: atomic, and one round trip
             # through the Python binding (each return to Python waits for the GIL).
@@ -152,30 +300,36 @@ def insert_table(
             return None
         except duckdb.ConstraintException:
             pass  # the statement rolled back as a whole
-        con.execute("BEGIN TRANSACTION")
-        try:
+    con.execute("BEGIN TRANSACTION")
+    try:
+        with incoming.holding(table):
             stored = {row[0] for row in con.execute(load_sql("stored_ids")).fetchall()}
-            fresh = [sid not in stored for sid in ids]
-            con.unregister("incoming")
-            con.register("incoming", table.filter(pa.array(fresh, pa.bool_())))
+        fresh = [sid not in stored for sid in ids]
+        with incoming.holding(table.filter(pa.array(fresh, pa.bool_()))):
             con.execute(insert, [received_day])
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-        return {sid for sid in ids if sid not in stored}
-    finally:
-        con.unregister("incoming")
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return {sid for sid in ids if sid not in stored}
 
 
 @dataclass(slots=True)
 class _Pending:
     signals: Sequence[FrictionSignal]
+    body: bytes | None
     future: asyncio.Future[WriteResult]
 
 
 class GroupCommitWriter:
-    """Gathers submitted signals and writes them with one INSERT per flush."""
+    """Gathers submitted signals and writes them with one INSERT per flush, on its own thread.
+
+    The flushes run on a writer thread with its own DuckDB connection (a cursor of the
+    database's), not as an event-loop task: a task would come back to the loop between a flush
+    and the next and wait there behind every request queued for validation (~40 ms a flush at
+    100-signal batches, measured), leaving the database idle meanwhile. Requests are answered
+    on the event loop (``call_soon_threadsafe``).
+    """
 
     def __init__(
         self,
@@ -183,92 +337,178 @@ class GroupCommitWriter:
         telemetry: Telemetry,
         *,
         max_rows: int = 10_000,
-        linger_s: float = 0.0,
+        linger_s: float = 0.005,
+        quiet_s: float = 0.001,
         today: Callable[[], dt.date] = utc_today,
     ) -> None:
         self._db = db
         self._telemetry = telemetry
         self._max_rows = max_rows
         self._linger = linger_s
+        self._quiet = quiet_s
         self._today = today
+        self._lock = threading.Lock()
         self._pending: deque[_Pending] = deque()
-        self._wake = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
+        self._pending_rows = 0
+        #: Requests queued so far (a clock for "did anybody join meanwhile?").
+        self._joined = 0
+        #: Requests in the previous flush.
+        self._last_requests = 0
+        self._wake = threading.Event()
         self._closing = False
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopped: asyncio.Future[None] | None = None
+        self._incoming = IncomingTable()
 
     @property
     def running(self) -> bool:
-        return self._task is not None and not self._task.done() and not self._closing
+        return self._thread is not None and self._thread.is_alive() and not self._closing
 
     def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.create_task(self._loop(), name="lmcp-group-commit")
+        """Start the writer thread (from the event loop that will submit)."""
+        if self._thread is None:
+            self._loop = asyncio.get_running_loop()
+            self._stopped = self._loop.create_future()
+            self._thread = threading.Thread(target=self._run, name="lmcp-writer", daemon=True)
+            self._thread.start()
 
-    async def submit(self, signals: Sequence[FrictionSignal]) -> WriteResult:
-        """Queue the signals; return once they are committed (or raise ``WriteError``)."""
+    async def submit(
+        self, signals: Sequence[FrictionSignal], body: bytes | None = None
+    ) -> WriteResult:
+        """Queue the signals; return once they are committed (or raise ``WriteError``).
+
+        ``body`` must be the bytes ``signals`` were validated from (the body of one request).
+        """
         if not self.running:
             raise WriteError("the writer is not running")
         future: asyncio.Future[WriteResult] = asyncio.get_running_loop().create_future()
         # A client that went away leaves nobody to read a failure: mark it read.
         future.add_done_callback(_consume)
-        self._pending.append(_Pending(signals, future))
+        with self._lock:
+            self._pending.append(_Pending(signals, body, future))
+            self._pending_rows += len(signals)
+            self._joined += 1
         self._wake.set()
         return await asyncio.shield(future)
 
     async def close(self) -> None:
-        """Stop taking signals, flush everything pending, and end the flush task."""
+        """Stop taking signals, flush everything pending, and end the writer thread."""
         self._closing = True
         self._wake.set()
-        if self._task is not None:
-            await self._task
+        if self._stopped is not None:
+            await self._stopped
+
+    # ------------------------------------------------------------ the writer thread
+
+    def _run(self) -> None:
+        con: duckdb.DuckDBPyConnection | None = None
+        taken: list[_Pending] = []
+        try:
+            con = self._db.run_sync(lambda main: main.cursor())
+            while True:
+                self._wake.wait()
+                self._wake.clear()
+                while self._pending:
+                    self._gather()
+                    taken = self._take()
+                    self._last_requests = len(taken)
+                    self._flush(con, taken)
+                    taken = []
+                if self._closing and not self._pending:
+                    return
+        except Exception as exc:  # the database is gone, or a bug: nothing is left hanging
+            log.error("the writer stopped: %s", type(exc).__name__)
+            self._answer(taken, None)
+        finally:
+            self._closing = True
+            with self._lock:  # whoever is still waiting (or slipped in while closing) fails
+                stranded = list(self._pending)
+                self._pending.clear()
+            self._answer(stranded, None)
+            if con is not None:
+                con.close()
+            self._call(self._set_stopped)
 
     def _take(self) -> list[_Pending]:
         taken: list[_Pending] = []
         rows = 0
-        while self._pending:
-            size = len(self._pending[0].signals)
-            if taken and rows + size > self._max_rows:
-                break
-            taken.append(self._pending.popleft())
-            rows += size
+        with self._lock:
+            while self._pending:
+                size = len(self._pending[0].signals)
+                if taken and rows + size > self._max_rows:
+                    break
+                taken.append(self._pending.popleft())
+                rows += size
+            self._pending_rows -= rows
         return taken
 
-    async def _loop(self) -> None:
-        while True:
-            await self._wake.wait()
-            if self._linger and not self._closing:
-                await asyncio.sleep(self._linger)
-            self._wake.clear()
-            while self._pending:
-                await self._flush(self._take())
-            if self._closing:
+    def _gather(self) -> None:
+        """Wait while requests keep joining a small flush.
+
+        Each INSERT costs a few milliseconds whatever its size, so one flush of 60 one-signal
+        requests beats a flush of 1 followed by one of 59 -- which is what flushing at once
+        does when requests stream in while the previous flush commits. The wait ends as soon
+        as the flush holds ``LARGE_FLUSH_ROWS`` rows (worth its fixed
+        cost, a few hundred rows' worth) or as many requests as the previous flush (the
+        concurrency the load has shown), when ``quiet`` passes with nobody new, or after
+        ``linger``.
+        """
+        deadline = time.monotonic() + self._linger
+        while (
+            not self._closing
+            and self._pending_rows < LARGE_FLUSH_ROWS
+            and len(self._pending) < self._last_requests
+        ):
+            wait = min(self._quiet, deadline - time.monotonic())
+            if wait <= 0:
+                return
+            joined = self._joined
+            time.sleep(wait)
+            if self._joined == joined:
                 return
 
-    async def _flush(self, taken: list[_Pending]) -> None:
+    def _flush(self, con: duckdb.DuckDBPyConnection, taken: list[_Pending]) -> None:
         batches = [p.signals for p in taken]
-        received_day = self._today()
         try:
-            # Python work (de-duplication, the Arrow table) stays on the event loop; the
-            # database thread then runs DuckDB only, which releases the GIL. Splitting it this
-            # way avoids a GIL convoy between the two threads (measured: 3-8x slower flushes
-            # when the table was built on the database thread while requests were validated).
-            plan = FlushPlan.of(batches)
-            table = to_arrow(plan.unique)
-            ids = plan.ids
-            inserted = await self._db.run(lambda con: insert_table(con, table, ids, received_day))
-            results = plan.results(inserted)
+            work = FlushWork.of(batches, [p.body for p in taken])
+            results, fallbacks = work.write(con, self._today(), self._incoming)
         except Exception as exc:
             log.error("flush of %d requests failed: %s", len(taken), type(exc).__name__)
             self._telemetry.flush_failures.add(1)
-            for p in taken:
-                if not p.future.done():
-                    p.future.set_exception(WriteError("the flush failed"))
+            self._answer(taken, None)
             return
         rows = sum(len(b) for b in batches)
         self._telemetry.flush_rows.record(rows)
         accepted = sum(r.accepted for r in results)
         self._telemetry.accepted.add(accepted)
         self._telemetry.duplicates.add(rows - accepted)
-        for p, result in zip(taken, results, strict=True):
-            if not p.future.done():
-                p.future.set_result(result)
+        if fallbacks:
+            self._telemetry.body_fallbacks.add(fallbacks)
+        self._answer(taken, results)
+
+    def _answer(self, taken: list[_Pending], results: list[WriteResult] | None) -> None:
+        """Settle the requests' futures on the event loop: results, or ``WriteError``."""
+
+        def settle() -> None:
+            for i, p in enumerate(taken):
+                if p.future.done():
+                    continue
+                if results is None:
+                    p.future.set_exception(WriteError("the flush failed"))
+                else:
+                    p.future.set_result(results[i])
+
+        self._call(settle)
+
+    def _set_stopped(self) -> None:
+        if self._stopped is not None and not self._stopped.done():
+            self._stopped.set_result(None)
+
+    def _call(self, fn: Callable[[], None]) -> None:
+        if self._loop is None:
+            return
+        try:
+            self._loop.call_soon_threadsafe(fn)
+        except RuntimeError:  # the loop is closed: nobody is waiting any more
+            pass

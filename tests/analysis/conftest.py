@@ -1,8 +1,8 @@
 """Hand-built datasets for the triage tests, written through the collector's real write path.
 
 ``signal(...)`` builds a FrictionSignal from a few keywords; ``write_signals`` applies the
-collector's migrations and inserts with its own row shaping (``collector.rows.to_arrow``) and
-INSERT (``collector/sql/insert_signals.sql``), so prev1/prev2 are derived exactly as at ingest.
+collector's migrations and writes through the collector's own flush (``flush_rows``), so
+prev1/prev2 are derived exactly as at ingest.
 """
 
 from __future__ import annotations
@@ -22,9 +22,8 @@ from client.schema import (
     FrictionSignal,
     RingEntry,
 )
-from collector._sql import load_sql as collector_sql
 from collector.db import apply_migrations
-from collector.rows import to_arrow
+from collector.writer import flush_rows
 
 D0 = dt.date(2026, 3, 1)
 
@@ -82,11 +81,7 @@ def write_signals(con: duckdb.DuckDBPyConnection, signals: Sequence[FrictionSign
     apply_migrations(con)
     if not signals:
         return
-    con.register("incoming", to_arrow(signals))
-    try:
-        con.execute(collector_sql("insert_signals"), [max(s.day for s in signals)])
-    finally:
-        con.unregister("incoming")
+    flush_rows(con, [signals], max(s.day for s in signals))
 
 
 @pytest.fixture

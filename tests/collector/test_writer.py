@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -42,16 +41,19 @@ def test_flush_counts_duplicates_within_and_across(tmp_path: Path) -> None:
     assert len(read_rows(tmp_path / "x.duckdb")) == 4
 
 
+@pytest.mark.parametrize("from_bodies", [True, False])
 @settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(st.lists(signals, min_size=1, max_size=30, unique_by=lambda s: s.signal_id))
-def test_rows_read_back_field_by_field(tmp_path: Path, batch: list[FrictionSignal]) -> None:
+@given(batch=st.lists(signals, min_size=1, max_size=30, unique_by=lambda s: s.signal_id))
+def test_rows_read_back_field_by_field(
+    tmp_path: Path, from_bodies: bool, batch: list[FrictionSignal]
+) -> None:
     con = duckdb.connect(":memory:")
     from collector.db import apply_migrations
 
     apply_migrations(con)
-    assert flush_rows(con, [batch], TODAY) == [WriteResult(len(batch), 0)]
+    assert flush_rows(con, [batch], TODAY, from_bodies=from_bodies) == [WriteResult(len(batch), 0)]
     cur = con.execute("SELECT * EXCLUDE (received_day) FROM signals")
     names = [d[0] for d in cur.description or []]
     got = {row[0]: dict(zip(names, row, strict=True)) for row in cur.fetchall()}
@@ -60,37 +62,48 @@ def test_rows_read_back_field_by_field(tmp_path: Path, batch: list[FrictionSigna
         assert got[signal.signal_id] == expected_row(signal)
 
 
-class FailingOnce(Database):
-    """A real database whose next flush fails (a disk error, say)."""
+class _BrokenConnection:
+    """A DuckDB connection whose statements fail (a disk error, say)."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self._con = con
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._con, name)
+
+    def execute(self, *args: Any, **kwargs: Any) -> Any:
+        raise OSError("disk full")
+
+
+class FailingOnceWriter(GroupCommitWriter):
+    """The real writer whose next flush meets a failing database; it counts its flushes."""
 
     fail_next = False
 
-    async def run(self, fn: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.flushes: list[int] = []
+
+    def _flush(self, con: duckdb.DuckDBPyConnection, taken: list[Any]) -> None:
+        self.flushes.append(len(taken))
         if self.fail_next:
             self.fail_next = False
-            raise OSError("disk full")
-        return await super().run(fn)
+            con = _BrokenConnection(con)  # type: ignore[assignment]
+        super()._flush(con, taken)
 
 
 def test_concurrent_requests_share_flushes_and_a_failed_flush_fails_only_its_own(
     tmp_path: Path,
 ) -> None:
-    db = FailingOnce(tmp_path / "x.duckdb")
+    db = Database(tmp_path / "x.duckdb")
     db.open()
-    flushes: list[int] = []
+    writer: FailingOnceWriter | None = None
 
     async def scenario() -> tuple[list[Any], list[Any]]:
-        telemetry = _telemetry()
-        writer = GroupCommitWriter(db, telemetry, max_rows=1000)
+        nonlocal writer
+        writer = FailingOnceWriter(db, _telemetry(), max_rows=1000)
         writer.start()
-        original = writer._flush
-
-        async def counting(taken: list[Any]) -> None:
-            flushes.append(len(taken))
-            await original(taken)
-
-        writer._flush = counting  # type: ignore[method-assign]
-        db.fail_next = True
+        writer.fail_next = True
         doomed = await asyncio.gather(
             *(writer.submit([make_signal()]) for _ in range(5)), return_exceptions=True
         )
@@ -104,10 +117,14 @@ def test_concurrent_requests_share_flushes_and_a_failed_flush_fails_only_its_own
         doomed, fine = asyncio.run(scenario())
     finally:
         db.close()
-    assert all(isinstance(r, WriteError) for r in doomed)
+    assert writer is not None
+    failed = writer.flushes[0]  # the requests of the first flush, and only they, failed
+    assert failed >= 1
+    assert all(isinstance(r, WriteError) for r in doomed[:failed])
+    assert doomed[failed:] == [WriteResult(1, 0)] * (5 - failed)
     assert fine == [WriteResult(2, 0)] * 50
-    assert len(flushes) < 55  # grouped: far fewer flushes than requests
-    assert len(read_rows(tmp_path / "x.duckdb")) == 100
+    assert len(writer.flushes) < 55  # grouped: far fewer flushes than requests
+    assert len(read_rows(tmp_path / "x.duckdb")) == 100 + 5 - failed
 
 
 def test_close_flushes_what_is_pending_and_refuses_new_work(tmp_path: Path) -> None:
@@ -159,12 +176,14 @@ def test_flush_plan_counts_each_id_once(id_batches: list[list[int]]) -> None:
     pool = {i: make_signal() for i in range(16)}
     batches = [[pool[i] for i in batch] for batch in id_batches]
     plan = FlushPlan.of(batches)
-    assert [s.signal_id for s in plan.unique] == list(
-        dict.fromkeys(s.signal_id for b in batches for s in b)
-    )
+    flat = [s.signal_id for b in batches for s in b]
+    assert plan.ids == list(dict.fromkeys(flat))
+    keep = plan.keep if plan.keep is not None else [True] * len(flat)
+    assert [sid for sid, kept in zip(flat, keep, strict=True) if kept] == plan.ids
+    assert (plan.keep is None) == (len(set(flat)) == len(flat))
     all_new = plan.results(None)
     assert [r.accepted + r.duplicates for r in all_new] == [len(b) for b in batches]
-    assert sum(r.accepted for r in all_new) == len(plan.unique)
+    assert sum(r.accepted for r in all_new) == len(plan.ids)
     stored_before = {pool[i].signal_id for i in range(0, 16, 2)}
     inserted = {sid for sid in plan.ids if sid not in stored_before}
     some_old = plan.results(inserted)
