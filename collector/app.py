@@ -70,7 +70,7 @@ GC_GEN0_THRESHOLD = 100_000
 def tune_serving_process() -> None:
     """For the process that serves the collector (``lmcp collector serve``), once, at start.
 
-    - The GIL is handed over within 1 ms instead of 5 ms. The database thread needs it
+    - The GIL is handed over within 1 ms instead of 5 ms. The writer thread needs it
       briefly, many times per flush, while the event loop holds it to validate requests:
       a 1,000-row flush measured 204 ms against a busy event loop with 5 ms, 54 ms with 1 ms
       (12 ms alone).

@@ -1,9 +1,11 @@
-"""The collector's DuckDB database: ONE connection, used from ONE dedicated worker thread.
+"""The collector's DuckDB database: one connection, used from one dedicated worker thread.
 
 DuckDB allows one writing process per file, and its work (inserts, automatic checkpoints that
-stall for up to a second) must stay off the event loop. ``Database`` therefore owns a single
+stall for up to a second) must stay off the event loop. ``Database`` therefore owns the
 connection and a single-thread executor; every use goes through ``run`` (async) or
-``run_sync`` (start-up, CLI, tests), so statements never interleave.
+``run_sync`` (start-up, CLI, tests), so its statements never interleave. The group-commit
+writer is the one exception: it asks for a cursor (a second connection to the same database)
+and uses it from its own thread only.
 
 Migrations are the ``collector/migrations/*.sql`` files, applied in file-name order at open, each
 in its own transaction and recorded (name, SHA-256, day) in ``schema_migrations``. A recorded

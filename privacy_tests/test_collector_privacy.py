@@ -4,7 +4,8 @@ A real uvicorn collector on loopback, with in-memory OpenTelemetry exporters and
 captured, receives requests that smuggle canary values in every way a sender could: an extra
 field's value and name, unknown enum values and tool names, malformed JSON, a bad UUID or
 version, query parameters, the URL path, and headers (User-Agent, X-Forwarded-For, Cookie,
-Referer). Each request must be refused (or, for headers, ignored), and afterwards no canary may
+Referer), and a repeated key whose first value is the canary. Each request must be refused (or,
+for headers and the repeated key, accepted without the canary), and afterwards no canary may
 appear in any response body or header, any log record, any span or metric, any row or the raw
 bytes of the DuckDB file and its write-ahead log.
 """
@@ -115,6 +116,23 @@ def _raw(
     return send
 
 
+def _repeated_key(count: int) -> Callable[[httpx.Client, str], httpx.Response]:
+    """A batch of ``count`` signals, one of which names ``tool_attempted`` twice: the canary
+    first, a valid tool last. pydantic keeps the last (and accepts); nothing may keep the first.
+    ``count`` >= 500 makes the writer parse the body itself (collector.rows); less, the models.
+    """
+
+    def send(client: httpx.Client, canary: str) -> httpx.Response:
+        texts = [json.dumps(_signal()) for _ in range(count)]
+        valid = '"tool_attempted": "read_note"'
+        assert valid in texts[-1]
+        texts[-1] = texts[-1].replace(valid, f'"tool_attempted": "{canary}", {valid}')
+        body = ('{"signals": [' + ", ".join(texts) + "]}").encode()
+        return client.post("/v1/signals", content=body, headers=JSON)
+
+    return send
+
+
 SMUGGLES = [
     Smuggle("extra-field-value", _post(note=str)),
     Smuggle("extra-field-name", _extra_name),
@@ -139,6 +157,9 @@ SMUGGLES = [
     Smuggle("bearer-token", lambda c, x: c.get("/v1/signals/count", headers=_auth(x))),
     # Headers on an ACCEPTED request: ingested, but the header values go nowhere.
     Smuggle("headers", _send_headers, refused=False),
+    # A repeated key: ACCEPTED (the last value is valid), and the first value goes nowhere.
+    Smuggle("repeated-key", _repeated_key(1), refused=False),
+    Smuggle("repeated-key-large-flush", _repeated_key(500), refused=False),
 ]
 
 
@@ -278,6 +299,13 @@ def test_the_audit_saw_real_traffic(audit: Audit) -> None:
     """Guards against a vacuous pass: the sinks were really populated."""
     assert len(audit.spans) >= len(SMUGGLES)
     assert "lmcp.collector.requests.rejected" in audit.metrics
+    # The large repeated-key batch went through the parsed-body path and fell back to its
+    # models for the one body Arrow refused.
+    assert "lmcp.collector.flush.model_bodies" in audit.metrics
+    assert audit.responses["repeated-key-large-flush"].json() == {
+        "accepted": 500,
+        "duplicates": 0,
+    }
     assert len(audit.db_bytes) > 10_000
     assert json.loads(audit.rows)["signals"], "the accepted request's row should be stored"
 
