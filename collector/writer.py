@@ -147,24 +147,18 @@ LARGE_FLUSH_ROWS = 500
 
 @dataclass(frozen=True, slots=True)
 class FlushWork:
-    """One flush: its requests' bodies, signals and de-duplication plan; built on the event loop."""
+    """One flush: its requests' signals, the bodies they were validated from, and its plan."""
 
     batches: Sequence[Sequence[FrictionSignal]]
-    bodies: list[bytes]
+    #: Per request, its body (None: signals built in process, written from the models).
+    bodies: Sequence[bytes | None]
     plan: FlushPlan
-    #: The ids to write as Arrow UUIDs (from the validated models, never from the text).
-    id_column: pa.ExtensionArray
 
     @classmethod
     def of(
         cls, batches: Sequence[Sequence[FrictionSignal]], bodies: Sequence[bytes | None]
     ) -> FlushWork:
-        plan = FlushPlan.of(batches)
-        wire = [
-            canonical_body(batch) if body is None else body
-            for batch, body in zip(batches, bodies, strict=True)
-        ]
-        return cls(batches, wire, plan, uuid_array([sid.bytes for sid in plan.ids]))
+        return cls(batches, bodies, FlushPlan.of(batches))
 
     @property
     def rows(self) -> int:
@@ -185,22 +179,24 @@ class FlushWork:
         """
         if from_bodies is None:
             from_bodies = self.rows >= LARGE_FLUSH_ROWS
+        plan, batches = self.plan, self.batches
         if not from_bodies:
-            unique = [s for batch in self.batches for s in batch]
-            if self.plan.keep is not None:
-                unique = [s for s, kept in zip(unique, self.plan.keep, strict=True) if kept]
+            unique = [s for batch in batches for s in batch]
+            if plan.keep is not None:
+                unique = [s for s, kept in zip(unique, plan.keep, strict=True) if kept]
             table = rows_from_models(unique)
-            inserted = insert_table(
-                con, table, self.plan.ids, received_day, incoming, "insert_rows"
-            )
-            return self.plan.results(inserted), 0
-        batches = self.batches
-        lists, fallbacks = wire_lists(
-            self.bodies, self.plan.batch_sizes, lambda i: canonical_body(batches[i])
-        )
-        columns = to_columns(lists, self.id_column, self.plan.keep)
-        inserted = insert_table(con, columns, self.plan.ids, received_day, incoming)
-        return self.plan.results(inserted), fallbacks
+            inserted = insert_table(con, table, plan.ids, received_day, incoming, "insert_rows")
+            return plan.results(inserted), 0
+        wire = [
+            canonical_body(batch) if body is None else body
+            for batch, body in zip(batches, self.bodies, strict=True)
+        ]
+        lists, fallbacks = wire_lists(wire, plan.batch_sizes, lambda i: canonical_body(batches[i]))
+        # The ids from the validated models, never from the text.
+        ids = uuid_array([sid.bytes for sid in plan.ids])
+        columns = to_columns(lists, ids, plan.keep)
+        inserted = insert_table(con, columns, plan.ids, received_day, incoming)
+        return plan.results(inserted), fallbacks
 
 
 def flush_rows(
