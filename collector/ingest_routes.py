@@ -25,7 +25,7 @@ from collector.errors import PROBLEM_MEDIA_TYPE, ProblemError, WriteError, probl
 from collector.ingest import check_content_type, decode_body, validate_batch
 from collector.settings import CollectorSettings
 from collector.telemetry import Telemetry
-from collector.writer import SignalSink
+from collector.writer import SignalSink, WriteResult
 
 __all__ = [
     "INGEST_PATH",
@@ -140,7 +140,7 @@ class IngestEndpoint:
         )
         await send({"type": "http.response.body", "body": payload})
 
-    async def _ingest(self, scope: Scope, receive: Receive) -> IngestResult:
+    async def _ingest(self, scope: Scope, receive: Receive) -> WriteResult:
         if scope["method"] != "POST":
             raise ProblemError(
                 405, "method_not_allowed", "Method Not Allowed", headers={"Allow": "POST"}
@@ -152,7 +152,7 @@ class IngestEndpoint:
         batch = validate_batch(body)
         sink: SignalSink = scope["app"].state.sink
         try:
-            accepted, duplicates = await sink.submit(batch.signals, body)
+            return await sink.submit(batch.signals, body)
         except WriteError:
             raise ProblemError(
                 503,
@@ -160,7 +160,6 @@ class IngestEndpoint:
                 "The signals could not be stored; retry later.",
                 headers={"Retry-After": "1"},
             ) from None
-        return IngestResult(accepted=accepted, duplicates=duplicates)
 
 
 class IngestRouteMiddleware:

@@ -293,7 +293,7 @@ def rows_from_models(signals: Sequence[FrictionSignal]) -> pa.Table:
         nested[field.name] if field.name in nested else pa.array(col, field.type)
         for col, field in zip(cols[1:], fields[1:], strict=True)
     ]
-    arrays.insert(0, pa.ExtensionArray.from_storage(_UUID, pa.array(ids, pa.binary(16))))
+    arrays.insert(0, uuid_array(ids))
     return pa.Table.from_arrays(arrays, schema=ROWS)
 
 
