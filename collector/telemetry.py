@@ -88,11 +88,11 @@ class Telemetry:
         self.flush_rows = m.create_histogram(
             "lmcp.collector.flush.rows", unit="{row}", description="Rows written per flush."
         )
-        self.body_fallbacks = m.create_counter(
-            "lmcp.collector.flush.model_bodies",
-            unit="{request}",
-            description="Request bodies stored from their validated models, not their text "
-            "(a repeated key or a second spelling of a value).",
+        self.refused_bodies = m.create_counter(
+            "lmcp.collector.flush.refused_bodies",
+            unit="{flush}",
+            description="Large flushes written from their validated models because DuckDB "
+            "refused their bodies (a stored or repeated id, a repeated key, another spelling).",
         )
         self.flush_failures = m.create_counter(
             "lmcp.collector.flush.failures", unit="{flush}", description="Flushes that failed."

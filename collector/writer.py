@@ -2,16 +2,19 @@
 
 Requests ``submit`` their validated signals, with the body they were validated from, and wait.
 A writer thread flushes: it takes the pending requests (up to ``max_rows``; a request is never
-split; a small flush first waits a moment for company, see ``_gather``), shapes their rows
-(``collector.rows``: a large flush parses its request bodies with one Arrow call, a small one
-is shaped from the models) and runs one INSERT in one transaction (duplicates of stored ids
-are skipped: see ``insert_table``).
+split; a small flush first waits a moment for company, see ``_gather``) and writes them with
+one INSERT in one transaction (``collector.rows``: a large flush hands DuckDB the request
+bodies it validated, a small one is shaped from the models; duplicates of stored ids are
+skipped: see ``insert_table``).
 
 The writer thread runs almost only C++ that releases the GIL, and touches Python as rarely as
 it can: each time it does, it may wait for the GIL, which the event loop holds for a whole
-pydantic call (~1.6 ms for a 100-signal batch). Shaping columns with Arrow kernels called one
-by one from that thread measured 40 ms instead of 1 ms. While a flush runs, new requests
-gather for the next one, so the batch size follows the load.
+pydantic call (~1.6 ms for a 100-signal batch). A large flush is one call into DuckDB, which
+parses and shapes the bodies itself: the GIL is taken only to hand over the strings. (Shaping
+columns with Arrow kernels called one by one from that thread measured 40 ms instead of 1 ms;
+Arrow's JSON reader plus DuckDB's scan of the Arrow table, which takes the GIL back ~17 times
+per INSERT, held a flush to ~25 µs a row.) While a flush runs, new requests gather for the
+next one, so the batch size follows the load.
 
 - A request's answer (``accepted``, ``duplicates``) is set only after its flush COMMITTED.
 - Duplicates are counted right within a request, across requests of one flush (de-duplicated
@@ -41,14 +44,7 @@ from client.schema import FrictionSignal
 from collector._sql import load_sql
 from collector.db import Database
 from collector.errors import WriteError
-from collector.rows import (
-    COLUMNS,
-    canonical_body,
-    rows_from_models,
-    to_columns,
-    uuid_array,
-    wire_lists,
-)
+from collector.rows import ROWS, rows_from_models
 from collector.telemetry import Telemetry
 
 __all__ = [
@@ -60,6 +56,7 @@ __all__ = [
     "SignalSink",
     "WriteResult",
     "flush_rows",
+    "insert_bodies",
     "insert_table",
 ]
 
@@ -139,30 +136,27 @@ class FlushPlan:
         return out
 
 
-#: From this many rows on, a flush parses its request bodies (``collector.rows``); below, it
-#: shapes its rows from the models. Also the size from which a flush starts without waiting
+#: From this many rows on, a flush hands DuckDB its request bodies (``insert_bodies``); below,
+#: it shapes its rows from the models. Also the size from which a flush starts without waiting
 #: for company (``GroupCommitWriter._gather``).
 LARGE_FLUSH_ROWS = 500
+
+#: What DuckDB raises when it refuses a flush's bodies: a stored or repeated id (the primary
+#: key), or a body it would not read as pydantic did (``collector/rows.py``).
+_REFUSED = (duckdb.ConstraintException, duckdb.InvalidInputException, duckdb.ConversionException)
 
 
 @dataclass(frozen=True, slots=True)
 class FlushWork:
-    """One flush: its requests' signals, the bodies they were validated from, and its plan."""
+    """One flush: its requests' signals, and the bodies they were validated from."""
 
     batches: Sequence[Sequence[FrictionSignal]]
     #: Per request, its body (None: signals built in process, written from the models).
     bodies: Sequence[bytes | None]
-    plan: FlushPlan
-
-    @classmethod
-    def of(
-        cls, batches: Sequence[Sequence[FrictionSignal]], bodies: Sequence[bytes | None]
-    ) -> FlushWork:
-        return cls(batches, bodies, FlushPlan.of(batches))
 
     @property
     def rows(self) -> int:
-        return sum(self.plan.batch_sizes)
+        return sum(len(batch) for batch in self.batches)
 
     def write(
         self,
@@ -171,32 +165,52 @@ class FlushWork:
         incoming: IncomingTable | None = None,
         *,
         from_bodies: bool | None = None,
-    ) -> tuple[list[WriteResult], int]:
-        """Shape, insert, commit (the writer thread): per-request results, model fallbacks.
+    ) -> tuple[list[WriteResult], bool]:
+        """Insert and commit (the writer thread): per-request results, and whether DuckDB
+        refused the bodies (the flush was then written from the models).
 
-        ``from_bodies``: parse the request bodies (True) or shape the rows from the models
-        (False); None chooses by size (``LARGE_FLUSH_ROWS``). Both store the same rows.
+        ``from_bodies``: hand DuckDB the request bodies (True) or shape the rows from the
+        models (False); None chooses by size (``LARGE_FLUSH_ROWS``). Both store the same rows.
+        A flush with a request without a body is written from the models.
         """
         if from_bodies is None:
             from_bodies = self.rows >= LARGE_FLUSH_ROWS
-        plan, batches = self.plan, self.batches
-        if not from_bodies:
-            unique = [s for batch in batches for s in batch]
-            if plan.keep is not None:
-                unique = [s for s, kept in zip(unique, plan.keep, strict=True) if kept]
-            table = rows_from_models(unique)
-            inserted = insert_table(con, table, plan.ids, received_day, incoming, "insert_rows")
-            return plan.results(inserted), 0
-        wire = [
-            canonical_body(batch) if body is None else body
-            for batch, body in zip(batches, self.bodies, strict=True)
-        ]
-        lists, fallbacks = wire_lists(wire, plan.batch_sizes, lambda i: canonical_body(batches[i]))
-        # The ids from the validated models, never from the text.
-        ids = uuid_array([sid.bytes for sid in plan.ids])
-        columns = to_columns(lists, ids, plan.keep)
-        inserted = insert_table(con, columns, plan.ids, received_day, incoming)
-        return plan.results(inserted), fallbacks
+        conflict = False
+        if from_bodies and None not in self.bodies:
+            bodies = [body for body in self.bodies if body is not None]
+            counts = [len(batch) for batch in self.batches]
+            try:
+                insert_bodies(con, bodies, counts, received_day)
+                return [WriteResult(count, 0) for count in counts], False
+            except _REFUSED as exc:  # never logged: a refusal may quote the body
+                conflict = isinstance(exc, duckdb.ConstraintException)
+        plan = FlushPlan.of(self.batches)
+        unique = [s for batch in self.batches for s in batch]
+        if plan.keep is not None:
+            unique = [s for s, kept in zip(unique, plan.keep, strict=True) if kept]
+        table = rows_from_models(unique)
+        inserted = insert_table(
+            con, table, plan.ids, received_day, incoming, known_conflict=conflict
+        )
+        return plan.results(inserted), from_bodies
+
+
+def insert_bodies(
+    con: duckdb.DuckDBPyConnection,
+    bodies: Sequence[bytes],
+    counts: Sequence[int],
+    received_day: dt.date,
+) -> None:
+    """Insert the signals of validated request bodies in one statement, one transaction.
+
+    ``counts[i]``: the signals validated from ``bodies[i]``. DuckDB parses and shapes them in
+    C++ without the GIL (``collector/sql/insert_bodies.sql``); the one Python step is handing
+    it the bodies as strings (a copy). Raises one of ``_REFUSED`` when DuckDB would not store
+    exactly the validated signals or an id is stored or repeated; nothing is written then.
+    """
+    # A validated body is UTF-8 (pydantic refuses anything else).
+    texts = [body.decode() for body in bodies]
+    con.execute(load_sql("insert_bodies"), [received_day, texts, list(counts)])
 
 
 def flush_rows(
@@ -215,7 +229,7 @@ def flush_rows(
     batches = list(batches)
     if not any(batches):
         return [WriteResult(0, 0) for _ in batches]
-    work = FlushWork.of(batches, bodies if bodies is not None else [None] * len(batches))
+    work = FlushWork(batches, bodies if bodies is not None else [None] * len(batches))
     return work.write(con, received_day, from_bodies=from_bodies)[0]
 
 
@@ -236,7 +250,7 @@ class IncomingTable:
     NAME = "incoming"
 
     def __init__(self) -> None:
-        self._table: pa.Table = COLUMNS.empty_table()
+        self._table: pa.Table = ROWS.empty_table()
         self._on: duckdb.DuckDBPyConnection | None = None
 
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
@@ -255,7 +269,7 @@ class IncomingTable:
         try:
             yield
         finally:
-            self._table = COLUMNS.empty_table()
+            self._table = ROWS.empty_table()
 
 
 def insert_table(
@@ -264,38 +278,43 @@ def insert_table(
     ids: Sequence[uuid.UUID],
     received_day: dt.date,
     incoming: IncomingTable | None = None,
-    sql: str = "insert_signals",
+    *,
+    known_conflict: bool = False,
 ) -> set[uuid.UUID] | None:
-    """Insert rows with distinct ids in one transaction; None if all went in, else the ids that did.
+    """Insert rows (``ROWS``) with distinct ids in one transaction; None if all went in, else
+    the ids that did.
 
     ``incoming`` is the connection's registered ``IncomingTable``; without one, a table is
-    registered for this call only. ``sql`` names the INSERT: ``insert_signals`` for
-    ``COLUMNS``, ``insert_rows`` for ``ROWS`` (``collector.rows``).
+    registered for this call only.
 
     The fast path is a plain INSERT (``ON CONFLICT DO NOTHING`` costs ~4 ms more per statement
     in DuckDB, whatever the row count). When an id is already stored -- a client retrying a
     batch whose answer it lost -- the primary key refuses the statement; the transaction rolls
-    back and the slow path inserts only the ids not stored yet. One thread owns the connection,
-    so nothing can slip in between. Apart from that rare path this is all DuckDB work, which
-    runs without the GIL: the event loop keeps validating meanwhile.
+    back and the slow path inserts only the ids not stored yet. ``known_conflict`` (the
+    primary key just refused these rows) goes straight to the slow path. One thread owns the
+    connection, so nothing can slip in between. Apart from that rare path this is all DuckDB
+    work, which runs without the GIL: the event loop keeps validating meanwhile.
     """
     if incoming is None:
         incoming = IncomingTable()
         incoming.register(con)
         try:
-            return insert_table(con, table, ids, received_day, incoming, sql)
+            return insert_table(
+                con, table, ids, received_day, incoming, known_conflict=known_conflict
+            )
         finally:
             con.unregister(IncomingTable.NAME)
     incoming.register(con)
-    insert = load_sql(sql)
-    with incoming.holding(table):
-        try:
-            # One statement in auto-commit mode is one transaction: atomic, and one round trip
-            # through the Python binding (each return to Python waits for the GIL).
-            con.execute(insert, [received_day])
-            return None
-        except duckdb.ConstraintException:
-            pass  # the statement rolled back as a whole
+    insert = load_sql("insert_rows")
+    if not known_conflict:
+        with incoming.holding(table):
+            try:
+                # One statement in auto-commit mode is one transaction: atomic, and one round
+                # trip through the Python binding (each return to Python waits for the GIL).
+                con.execute(insert, [received_day])
+                return None
+            except duckdb.ConstraintException:
+                pass  # the statement rolled back as a whole
     con.execute("BEGIN TRANSACTION")
     try:
         with incoming.holding(table):
@@ -467,8 +486,8 @@ class GroupCommitWriter:
     def _flush(self, con: duckdb.DuckDBPyConnection, taken: list[_Pending]) -> None:
         batches = [p.signals for p in taken]
         try:
-            work = FlushWork.of(batches, [p.body for p in taken])
-            results, fallbacks = work.write(con, self._today(), self._incoming)
+            work = FlushWork(batches, [p.body for p in taken])
+            results, refused = work.write(con, self._today(), self._incoming)
         except Exception as exc:
             log.error("flush of %d requests failed: %s", len(taken), type(exc).__name__)
             self._telemetry.flush_failures.add(1)
@@ -479,8 +498,8 @@ class GroupCommitWriter:
         accepted = sum(r.accepted for r in results)
         self._telemetry.accepted.add(accepted)
         self._telemetry.duplicates.add(rows - accepted)
-        if fallbacks:
-            self._telemetry.body_fallbacks.add(fallbacks)
+        if refused:
+            self._telemetry.refused_bodies.add(1)
         self._answer(taken, results)
 
     def _answer(self, taken: list[_Pending], results: list[WriteResult] | None) -> None:

@@ -299,9 +299,9 @@ def test_the_audit_saw_real_traffic(audit: Audit) -> None:
     """Guards against a vacuous pass: the sinks were really populated."""
     assert len(audit.spans) >= len(SMUGGLES)
     assert "lmcp.collector.requests.rejected" in audit.metrics
-    # The large repeated-key batch went through the parsed-body path and fell back to its
-    # models for the one body Arrow refused.
-    assert "lmcp.collector.flush.model_bodies" in audit.metrics
+    # The large repeated-key batch went to DuckDB as a body, which DuckDB refused: the flush
+    # was written from its models.
+    assert "lmcp.collector.flush.refused_bodies" in audit.metrics
     assert audit.responses["repeated-key-large-flush"].json() == {
         "accepted": 500,
         "duplicates": 0,

@@ -1,8 +1,8 @@
 -- One SMALL flush of the group-commit writer in one INSERT, one transaction: the registered
 -- Arrow table `incoming` holds the rows already shaped from the validated models
 -- (collector/rows.py, ROWS; ids distinct within the flush), so DuckDB only casts: planning the
--- derivations of insert_signals.sql costs ~2-3 ms, most of a small flush. Enum strings are
--- cast to the ENUM types here. On a stored id, see insert_signals.sql.
+-- derivations of insert_bodies.sql costs ~2-3 ms, most of a small flush. Enum strings are
+-- cast to the ENUM types here. On a stored id, see insert_table in collector/writer.py.
 -- $1: received_day (the collector's UTC day).
 INSERT INTO signals (
     signal_id, schema_version, day, received_day, friction_type, error_category,

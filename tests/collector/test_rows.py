@@ -1,12 +1,12 @@
 """The write path stores exactly what pydantic validated, however the body spells it.
 
-A large flush stores the bodies it validated, parsed a second time by Arrow; a small one is
-shaped from the models (collector/rows.py). These tests write bodies in many legal spellings --
-keys in any order, whitespace and line breaks, ``\\u`` escapes, omitted defaults, other UUID
-spellings, ``true`` for ``schema_version``, a repeated key whose LAST value is the valid one --
-validate them with the shared model as the endpoint does, store them through ``flush_rows``
-both ways and read every column back from DuckDB: each row must be what the validated model
-says, never what a first occurrence or another parser would have said.
+A large flush hands DuckDB the bodies it validated, which DuckDB parses a second time; a small
+one is shaped from the models (collector/rows.py). These tests write bodies in many legal
+spellings -- keys in any order, whitespace and line breaks, ``\\u`` escapes, omitted defaults,
+other UUID spellings, ``true`` for ``schema_version``, a repeated key whose LAST value is the
+valid one -- validate them with the shared model as the endpoint does, store them through
+``flush_rows`` both ways and read every column back from DuckDB: each row must be what the
+validated model says, never what a first occurrence or another parser would have said.
 """
 
 from __future__ import annotations
@@ -17,22 +17,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import duckdb
-import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from client.schema import FrictionSignal, SignalBatch
 from collector.db import apply_migrations
-from collector.rows import (
-    BodyCountError,
-    canonical_body,
-    one_line,
-    parse_bodies,
-    wire_lists,
-)
-from collector.writer import WriteResult, flush_rows
-from tests.collector.conftest import TODAY, expected_row, make_signal, signals
+from collector.writer import FlushWork, WriteResult, flush_rows, insert_bodies
+from tests.collector.conftest import TODAY, batch_body, expected_row, make_signal, signals
 
 CANARY = "CANARY-d41d8cd98f00b204"
 
@@ -159,57 +151,83 @@ def test_any_spelling_is_stored_as_the_model_validated_it(
 
 @settings(max_examples=100, deadline=None)
 @given(st.lists(signals, min_size=1, max_size=8, unique_by=lambda s: s.signal_id))
-def test_canonical_bodies_parse_without_fallback(batch: list[FrictionSignal]) -> None:
-    body = canonical_body(batch)
+def test_a_client_body_goes_through_duckdb_without_refusal(batch: list[FrictionSignal]) -> None:
+    """The spelling the client sends (pydantic's own) is never refused: the fast path is taken."""
+    body = batch_body(batch)
     assert SignalBatch.model_validate_json(body, strict=True).signals == tuple(batch)
-    lists, fallbacks = wire_lists([body], [len(batch)], lambda i: pytest.fail("no fallback"))
-    assert fallbacks == 0
-    assert len(lists) == 1 and len(lists.flatten()) == len(batch)
+    con = duckdb.connect(":memory:")
+    apply_migrations(con)
+    insert_bodies(con, [body, batch_body([])], [len(batch), 0], TODAY)
+    stored = _stored(con)
+    con.close()
+    assert stored == {s.signal_id: expected_row(s) for s in batch}
 
 
-@given(st.binary(max_size=64))
-def test_one_line_removes_only_line_breaks(body: bytes) -> None:
-    flat = one_line(body)
-    assert b"\n" not in flat and b"\r" not in flat
-    assert len(flat) == len(body)
-    assert all(a == b or (a in b"\r\n" and b == 32) for a, b in zip(body, flat, strict=True))
+# ------------------------------------------------------------------ refusals, by example
 
 
-# ------------------------------------------------------------------ the fallback, by example
+def _refused(con: duckdb.DuckDBPyConnection, bodies: list[bytes], counts: list[int]) -> None:
+    with pytest.raises(
+        (duckdb.ConstraintException, duckdb.InvalidInputException, duckdb.ConversionException)
+    ):
+        insert_bodies(con, bodies, counts, TODAY)
 
 
-def test_a_repeated_key_falls_back_to_the_models_for_that_body_only() -> None:
+def test_a_repeated_key_is_refused_and_the_flush_written_from_its_models(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
     good = [make_signal(), make_signal()]
     bad_signal = make_signal()
-    bad = canonical_body([bad_signal]).replace(
-        b'"tool_attempted":', b'"tool_attempted":"' + CANARY.encode() + b'","tool_attempted":'
+    bad = batch_body([bad_signal]).replace(
+        b'"tool_attempted":', b'"tool_attempted": "' + CANARY.encode() + b'", "tool_attempted":'
     )
     assert SignalBatch.model_validate_json(bad, strict=True).signals == (bad_signal,)
-    with pytest.raises(pa.ArrowInvalid):
-        parse_bodies([bad], [1])
-    asked: list[int] = []
-
-    def canonical(i: int) -> bytes:
-        asked.append(i)
-        return canonical_body([bad_signal])
-
-    bodies_ = [canonical_body(good), bad]
-    lists, fallbacks = wire_lists(bodies_, [2, 1], canonical)
-    assert (fallbacks, asked) == (1, [1])
-    assert lists.value_lengths().to_pylist() == [2, 1]
-    signals = lists.flatten()
-    assert signals.field("tool_attempted").to_pylist() == [
-        str(s.tool_attempted) for s in [*good, bad_signal]
-    ]
-    assert CANARY not in repr(signals.to_pylist())
+    _refused(con, [batch_body(good), bad], [2, 1])
+    assert _stored(con) == {}  # the refused statement wrote nothing
+    work = FlushWork([good, [bad_signal]], [batch_body(good), bad])
+    results, refused = work.write(con, TODAY, from_bodies=True)
+    assert (results, refused) == ([WriteResult(2, 0), WriteResult(1, 0)], True)
+    stored = _stored(con)
+    assert stored == {s.signal_id: expected_row(s) for s in [*good, bad_signal]}
+    assert CANARY not in repr(stored)
 
 
-def test_a_body_that_does_not_hold_its_batch_is_refused() -> None:
-    body = canonical_body([make_signal(), make_signal()])
-    with pytest.raises(BodyCountError):
-        parse_bodies([body], [3])
-    with pytest.raises(BodyCountError):
-        parse_bodies([body], [2, 1])
+def test_a_body_that_does_not_hold_its_batch_is_refused(con: duckdb.DuckDBPyConnection) -> None:
+    body = batch_body([make_signal(), make_signal()])
+    _refused(con, [body], [3])
+    _refused(con, [body], [1])
+    assert _stored(con) == {}
+
+
+def test_stored_and_repeated_ids_are_refused_then_counted_as_duplicates(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    a, b, c = make_signal(), make_signal(), make_signal()
+    insert_bodies(con, [batch_body([a])], [1], TODAY)
+    _refused(con, [batch_body([a, b])], [2])  # a is stored
+    _refused(con, [batch_body([b]), batch_body([b, c])], [1, 2])  # b twice in one flush
+    assert set(_stored(con)) == {a.signal_id}
+    work = FlushWork([[a, b], [b, c]], [batch_body([a, b]), batch_body([b, c])])
+    results, refused = work.write(con, TODAY, from_bodies=True)
+    assert (results, refused) == ([WriteResult(1, 1), WriteResult(1, 1)], True)
+    assert set(_stored(con)) == {a.signal_id, b.signal_id, c.signal_id}
+
+
+@pytest.mark.parametrize(
+    "spell",
+    [str.upper, lambda sid: "{" + sid + "}", lambda sid: sid.replace("-", "")],
+    ids=["capitals", "braces", "no-hyphens"],
+)
+def test_other_id_spellings_are_read_as_the_same_id(
+    con: duckdb.DuckDBPyConnection, spell: Any
+) -> None:
+    signal = make_signal()
+    body = batch_body([signal]).replace(
+        str(signal.signal_id).encode(), spell(str(signal.signal_id)).encode()
+    )
+    assert SignalBatch.model_validate_json(body, strict=True).signals == (signal,)
+    insert_bodies(con, [body], [1], TODAY)
+    assert _stored(con) == {signal.signal_id: expected_row(signal)}
 
 
 @pytest.mark.parametrize("from_bodies", [True, False, None])

@@ -18,7 +18,14 @@ from collector.errors import WriteError
 from collector.settings import CollectorSettings
 from collector.telemetry import Telemetry
 from collector.writer import FlushPlan, GroupCommitWriter, WriteResult, flush_rows
-from tests.collector.conftest import TODAY, expected_row, make_signal, read_rows, signals
+from tests.collector.conftest import (
+    TODAY,
+    batch_body,
+    expected_row,
+    make_signal,
+    read_rows,
+    signals,
+)
 
 T = TypeVar("T")
 
@@ -53,7 +60,9 @@ def test_rows_read_back_field_by_field(
     from collector.db import apply_migrations
 
     apply_migrations(con)
-    assert flush_rows(con, [batch], TODAY, from_bodies=from_bodies) == [WriteResult(len(batch), 0)]
+    bodies = [batch_body(batch)] if from_bodies else None
+    got = flush_rows(con, [batch], TODAY, bodies, from_bodies=from_bodies)
+    assert got == [WriteResult(len(batch), 0)]
     cur = con.execute("SELECT * EXCLUDE (received_day) FROM signals")
     names = [d[0] for d in cur.description or []]
     got = {row[0]: dict(zip(names, row, strict=True)) for row in cur.fetchall()}
