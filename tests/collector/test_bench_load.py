@@ -1,0 +1,27 @@
+"""The collector benchmark's load: valid bodies whose ids are never sent twice.
+
+A repeated id would send the collector down its duplicate path and measure the wrong thing.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.bench_collector import _Bodies, _signal_template
+from client.schema import SignalBatch
+
+
+@pytest.mark.parametrize("size", [1, 2, 100, 500])
+def test_bodies_validate_and_never_repeat_an_id(size: int) -> None:
+    pre, post = _signal_template()
+    connections = [_Bodies(pre, post, size, number) for number in (0, 1, 4095)]
+    seen = set()
+    sent = 0
+    for _ in range(3):
+        for bodies in connections:
+            batch = SignalBatch.model_validate_json(bodies.next(), strict=True)
+            assert len(batch.signals) == size
+            seen.update(s.signal_id for s in batch.signals)
+            sent += size
+    assert len(seen) == sent
+    assert {sid.version for sid in seen} == {4}
