@@ -9,12 +9,13 @@ skipped: see ``insert_table``).
 
 The writer thread runs almost only C++ that releases the GIL, and touches Python as rarely as
 it can: each time it does, it may wait for the GIL, which the event loop holds for a whole
-pydantic call (~1.6 ms for a 100-signal batch). A large flush is one call into DuckDB, which
-parses and shapes the bodies itself: the GIL is taken only to hand over the strings. (Shaping
-columns with Arrow kernels called one by one from that thread measured 40 ms instead of 1 ms;
-Arrow's JSON reader plus DuckDB's scan of the Arrow table, which takes the GIL back ~17 times
-per INSERT, held a flush to ~25 µs a row.) While a flush runs, new requests gather for the
-next one, so the batch size follows the load.
+pydantic call (~1.3 ms for a 100-signal batch). So a flush is one statement, and a large
+flush is one call into DuckDB that parses and shapes the bodies itself, with no Python per
+row. Even so, duckdb-python takes the GIL back 15-18 times during any statement (measured even
+for ``SELECT 1``), each time waiting for the loop's current pydantic call: a 1,600-row flush
+takes ~30 ms of wall time for ~17 ms of CPU beside a busy event loop. (Shaping columns with
+Arrow kernels called one by one from this thread measured 40 ms instead of 1 ms.) While a
+flush runs, new requests gather for the next one, so the batch size follows the load.
 
 - A request's answer (``accepted``, ``duplicates``) is set only after its flush COMMITTED.
 - Duplicates are counted right within a request, across requests of one flush (de-duplicated
@@ -175,7 +176,7 @@ class FlushWork:
         """
         if from_bodies is None:
             from_bodies = self.rows >= LARGE_FLUSH_ROWS
-        conflict = False
+        refused = conflict = False
         if from_bodies and None not in self.bodies:
             bodies = [body for body in self.bodies if body is not None]
             counts = [len(batch) for batch in self.batches]
@@ -183,6 +184,7 @@ class FlushWork:
                 insert_bodies(con, bodies, counts, received_day)
                 return [WriteResult(count, 0) for count in counts], False
             except _REFUSED as exc:  # never logged: a refusal may quote the body
+                refused = True
                 conflict = isinstance(exc, duckdb.ConstraintException)
         plan = FlushPlan.of(self.batches)
         unique = [s for batch in self.batches for s in batch]
@@ -192,7 +194,7 @@ class FlushWork:
         inserted = insert_table(
             con, table, plan.ids, received_day, incoming, known_conflict=conflict
         )
-        return plan.results(inserted), from_bodies
+        return plan.results(inserted), refused
 
 
 def insert_bodies(
@@ -292,8 +294,8 @@ def insert_table(
     batch whose answer it lost -- the primary key refuses the statement; the transaction rolls
     back and the slow path inserts only the ids not stored yet. ``known_conflict`` (the
     primary key just refused these rows) goes straight to the slow path. One thread owns the
-    connection, so nothing can slip in between. Apart from that rare path this is all DuckDB
-    work, which runs without the GIL: the event loop keeps validating meanwhile.
+    connection, so nothing can slip in between. Apart from that rare path this is one DuckDB
+    statement, which runs mostly without the GIL: the event loop keeps validating meanwhile.
     """
     if incoming is None:
         incoming = IncomingTable()

@@ -239,3 +239,13 @@ def test_flush_rows_without_bodies_writes_the_models(
     assert got == [WriteResult(3, 0), WriteResult(0, 0)]
     stored = _stored(con)
     assert [stored[s.signal_id] for s in batch] == [expected_row(s) for s in batch]
+
+
+def test_a_flush_with_a_request_without_body_is_written_from_models_not_refused(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    with_body, without = [make_signal()], [make_signal(), make_signal()]
+    work = FlushWork([with_body, without], [batch_body(with_body), None])
+    results, refused = work.write(con, TODAY, from_bodies=True)
+    assert (results, refused) == ([WriteResult(1, 0), WriteResult(2, 0)], False)
+    assert set(_stored(con)) == {s.signal_id for s in [*with_body, *without]}
