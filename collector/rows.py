@@ -4,8 +4,8 @@ Two ways, both exact (``tests/collector/test_rows.py`` stores every legal spelli
 
 - **A large flush** hands DuckDB the very bodies it validated with the shared strict model
   (``collector/sql/insert_bodies.sql``): ``json_transform_strict`` parses them and SQL derives
-  the stored columns, all in DuckDB's C++, which runs without the GIL while the event loop
-  keeps validating. Nothing is shaped in Python.
+  the stored columns, all in DuckDB's C++, which runs mostly without the GIL while the event
+  loop keeps validating. Nothing is shaped in Python.
 - **A small flush** (``ROWS``, ``rows_from_models``): a few dozen rows, written while the event
   loop mostly waits for them. Python shapes them from the models in well under a millisecond,
   and ``collector/sql/insert_rows.sql`` only casts: DuckDB plans it ~2-3 ms faster, most of a

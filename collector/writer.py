@@ -206,9 +206,9 @@ def insert_bodies(
     """Insert the signals of validated request bodies in one statement, one transaction.
 
     ``counts[i]``: the signals validated from ``bodies[i]``. DuckDB parses and shapes them in
-    C++ without the GIL (``collector/sql/insert_bodies.sql``); the one Python step is handing
-    it the bodies as strings (a copy). Raises one of ``_REFUSED`` when DuckDB would not store
-    exactly the validated signals or an id is stored or repeated; nothing is written then.
+    C++, mostly without the GIL (``collector/sql/insert_bodies.sql``); the one Python step is
+    handing it the bodies as strings (a copy). Raises one of ``_REFUSED`` when DuckDB would not
+    store exactly the validated signals or an id is stored or repeated; nothing is written then.
     """
     # A validated body is UTF-8 (pydantic refuses anything else).
     texts = [body.decode() for body in bodies]

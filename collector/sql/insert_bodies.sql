@@ -1,6 +1,6 @@
 -- One LARGE flush of the group-commit writer in one INSERT, one transaction: DuckDB parses the
 -- very request bodies the collector validated ($2, one string per request) with
--- json_transform_strict and derives the stored columns, all in C++ without the GIL.
+-- json_transform_strict and derives the stored columns, with no Python per row.
 -- Anything DuckDB would read differently from pydantic fails the statement instead (a repeated
 -- key, a key left out, a `urn:uuid:` id), and so does a stored or repeated id (the primary
 -- key): the writer then writes the flush from its validated models (collector/writer.py).
