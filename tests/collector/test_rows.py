@@ -12,16 +12,19 @@ validated model says, never what a first occurrence or another parser would have
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, get_args
 
 import duckdb
 import pytest
 from hypothesis import given, settings
+from pydantic import BaseModel
 from hypothesis import strategies as st
 
 from client.schema import FrictionSignal, SignalBatch
+from collector._sql import load_sql
 from collector.db import apply_migrations
 from collector.writer import FlushWork, WriteResult, flush_rows, insert_bodies
 from tests.collector.conftest import TODAY, batch_body, expected_row, make_signal, signals
@@ -249,3 +252,33 @@ def test_a_flush_with_a_request_without_body_is_written_from_models_not_refused(
     results, refused = work.write(con, TODAY, from_bodies=True)
     assert (results, refused) == ([WriteResult(1, 0), WriteResult(2, 0)], False)
     assert set(_stored(con)) == {s.signal_id for s in [*with_body, *without]}
+
+
+def _keys_of_model(model: type[BaseModel]) -> dict[str, Any]:
+    """The model's JSON keys, nested as in a body (a list of models as one example item)."""
+
+    def shape(annotation: Any) -> Any:
+        for arg in (annotation, *get_args(annotation)):
+            if isinstance(arg, type) and issubclass(arg, BaseModel):
+                return _keys_of_model(arg) if arg is annotation else [_keys_of_model(arg)]
+        return None
+
+    return {name: shape(field.annotation) for name, field in model.model_fields.items()}
+
+
+def _keys_of_structure(structure: Any) -> Any:
+    if isinstance(structure, dict):
+        return {key: _keys_of_structure(value) for key, value in structure.items()}
+    if isinstance(structure, list):
+        return [_keys_of_structure(structure[0])]
+    return None
+
+
+def test_the_bodies_insert_reads_exactly_the_models_keys() -> None:
+    """``json_transform_strict`` ignores keys its structure lacks: a field added to the shared
+    model but not to ``insert_bodies.sql`` would be dropped silently on the large path."""
+    sql = load_sql("insert_bodies")
+    literal = re.search(r"json_transform_strict\(body, '(.*?)'\)", sql, re.S)
+    assert literal is not None
+    structure = json.loads(literal.group(1))
+    assert _keys_of_structure(structure) == _keys_of_model(SignalBatch)
