@@ -20,8 +20,8 @@ from typing import Any, get_args
 import duckdb
 import pytest
 from hypothesis import given, settings
-from pydantic import BaseModel
 from hypothesis import strategies as st
+from pydantic import BaseModel
 
 from client.schema import FrictionSignal, SignalBatch
 from collector._sql import load_sql
