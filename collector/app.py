@@ -23,11 +23,12 @@ from fastapi import FastAPI, Request
 from opentelemetry import metrics, trace
 from opentelemetry.sdk.metrics.export import MetricReader
 from opentelemetry.sdk.trace.export import SpanExporter
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from client._optional import import_optional
 from collector.db import Database
-from collector.errors import ProblemError, install_error_handlers
-from collector.ingest_routes import IngestEndpoint, IngestRouteMiddleware, document_ingestion
+from collector.errors import CatchAllMiddleware, ProblemError, install_error_handlers
+from collector.ingest_routes import INGEST_PATH, IngestEndpoint, document_ingestion
 from collector.ratelimit import RateLimiter, RateLimitMiddleware
 from collector.read_routes import build_read_router
 from collector.retention import RetentionJob
@@ -35,7 +36,13 @@ from collector.settings import CollectorSettings
 from collector.telemetry import RequestSpanMiddleware, Telemetry, service_version
 from collector.writer import GroupCommitWriter, SignalSink, utc_today
 
-__all__ = ["OPTIONAL_ROUTERS", "create_app", "silence_access_log", "tune_serving_process"]
+__all__ = [
+    "OPTIONAL_ROUTERS",
+    "CollectorApp",
+    "create_app",
+    "silence_access_log",
+    "tune_serving_process",
+]
 
 log = logging.getLogger("collector")
 
@@ -88,6 +95,29 @@ def tune_serving_process() -> None:
     gc.set_threshold(GC_GEN0_THRESHOLD, gen1, gen2)
 
 
+class CollectorApp(FastAPI):
+    """The collector's FastAPI app: ``POST /v1/signals`` skips FastAPI's own machinery.
+
+    Ingestion is the one hot route. Its requests go straight to ``ingest`` (the endpoint
+    inside the same catch-all, rate limit and request span as every other route), past
+    FastAPI's and Starlette's per-request middlewares (body limit, exception handling) and
+    router. Skipping the router saved ~60 µs a request; skipping the middlewares too saves
+    ~20 µs more, as much as validating a one-signal batch (validate-and-discard at batch 1:
+    ~12,200 -> ~15,800 req/s, same run). Everything else (lifespan, the other routes,
+    ``/docs``) is FastAPI's as usual.
+    """
+
+    #: The ingestion stack; None until ``create_app`` sets it (then FastAPI serves 404).
+    ingest: ASGIApp | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.ingest is not None and scope["type"] == "http" and scope["path"] == INGEST_PATH:
+            scope["app"] = self  # as Starlette does: the endpoint finds its sink on app.state
+            await self.ingest(scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
+
+
 def create_app(
     settings: CollectorSettings,
     *,
@@ -97,7 +127,7 @@ def create_app(
     tracer_provider: trace.TracerProvider | None = None,
     meter_provider: metrics.MeterProvider | None = None,
     today: Callable[[], dt.date] = utc_today,
-) -> FastAPI:
+) -> CollectorApp:
     """Build the collector.
 
     ``sink`` replaces the DuckDB writer (the benchmark's validate-and-discard baseline).
@@ -146,7 +176,7 @@ def create_app(
             db.close()
             telemetry.shutdown()
 
-    app = FastAPI(
+    app = CollectorApp(
         title="LMCP collector",
         version=service_version(),
         summary="Anonymous friction signals in; triage for the team out.",
@@ -177,19 +207,25 @@ def create_app(
         if build is not None:
             app.include_router(build(settings, db))
 
-    # The innermost of the app's own middlewares: ingestion skips FastAPI's router, yet stays
-    # inside the catch-all, the rate limit and the request span.
-    app.add_middleware(IngestRouteMiddleware, endpoint=IngestEndpoint(settings, telemetry))
     install_error_handlers(app)
+    # Around every route, innermost first: the catch-all, the rate limit, the request span.
+    # Ingestion gets its own instances of the same middlewares (the same limiter: one bucket
+    # per address across all routes).
+    around: list[tuple[Callable[..., ASGIApp], dict[str, Any]]] = [(CatchAllMiddleware, {})]
     if settings.rate_limit_enabled:
         limiter = RateLimiter(
             settings.rate_limit_per_s,
             settings.rate_limit_burst,
             max_clients=settings.rate_limit_max_clients,
         )
-        app.add_middleware(RateLimitMiddleware, limiter=limiter)
+        around.append((RateLimitMiddleware, {"limiter": limiter}))
     if telemetry.tracing:
-        app.add_middleware(RequestSpanMiddleware, tracer=telemetry.tracer)
+        around.append((RequestSpanMiddleware, {"tracer": telemetry.tracer}))
+    ingest: ASGIApp = IngestEndpoint(settings, telemetry)
+    for middleware, options in around:
+        app.add_middleware(middleware, **options)
+        ingest = middleware(ingest, **options)
+    app.ingest = ingest
     _document_ingestion(app)
     return app
 

@@ -260,8 +260,11 @@ class CatchAllMiddleware:
 
 
 def install_error_handlers(app: FastAPI) -> None:
-    """Make every error of ``app`` answer one problem+json shape."""
+    """Make every error of ``app``'s routes answer one problem+json shape.
+
+    The catch-all for what escapes them is ``CatchAllMiddleware``, which ``create_app`` puts
+    around every route (and around ingestion, which skips FastAPI's machinery).
+    """
     app.add_exception_handler(ProblemError, _problem_handler)
     app.add_exception_handler(StarletteHTTPException, _http_handler)
     app.add_exception_handler(RequestValidationError, _validation_handler)
-    app.add_middleware(CatchAllMiddleware)

@@ -1,10 +1,10 @@
 """``POST /v1/signals``: limits, decoding, strict validation, then the group-commit writer.
 
 Ingestion is the collector's one hot route, so it is a plain ASGI endpoint
-(``IngestEndpoint``), dispatched by ``IngestRouteMiddleware`` before FastAPI's router and
-request machinery: those cost ~60 µs a request, more than validating a one-signal batch
+(``IngestEndpoint``), dispatched by ``collector.app.CollectorApp`` before FastAPI's router and
+request machinery: those cost ~80 µs a request, more than validating a one-signal batch
 (measured in ``benchmarks/bench_collector.py``). Everything else a route gets still applies to
-it: the middlewares outside it (rate limit, request span, catch-all), the one problem+json
+it: the middlewares around it (rate limit, request span, catch-all), the one problem+json
 error shape, and its operation in ``/openapi.json`` (``document_ingestion``).
 
 The body is read raw (never parsed to Python objects first): its size is checked against the
@@ -18,7 +18,7 @@ import json
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from client.schema import SignalBatch
 from collector.errors import PROBLEM_MEDIA_TYPE, ProblemError, WriteError, problem_response
@@ -31,7 +31,6 @@ __all__ = [
     "INGEST_PATH",
     "IngestEndpoint",
     "IngestResult",
-    "IngestRouteMiddleware",
     "document_ingestion",
     "read_body",
 ]
@@ -160,20 +159,6 @@ class IngestEndpoint:
                 "The signals could not be stored; retry later.",
                 headers={"Retry-After": "1"},
             ) from None
-
-
-class IngestRouteMiddleware:
-    """Sends ``/v1/signals`` straight to its endpoint; every other request to the app."""
-
-    def __init__(self, app: ASGIApp, endpoint: IngestEndpoint) -> None:
-        self.app = app
-        self.endpoint = endpoint
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["path"] == INGEST_PATH:
-            await self.endpoint(scope, receive, send)
-        else:
-            await self.app(scope, receive, send)
 
 
 def _problem_response(description: str) -> dict[str, Any]:

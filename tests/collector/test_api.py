@@ -299,6 +299,29 @@ def test_unhandled_exception_is_a_generic_500(settings: CollectorSettings) -> No
     assert body["detail"] == "An internal error occurred."
 
 
+class _BrokenSink:
+    """A sink with a bug: its exception message carries what it was given."""
+
+    async def submit(self, signals: Any, body: bytes | None = None) -> Any:
+        raise RuntimeError(f"bug while storing {body!r}")
+
+
+def test_unhandled_exception_in_ingestion_is_a_generic_500(settings: CollectorSettings) -> None:
+    """Ingestion skips FastAPI's machinery, not the catch-all: a bug is a value-free 500."""
+    from tests._servers import running_collector
+
+    signal = make_signal()
+    with (
+        running_collector(settings, sink=_BrokenSink()) as url,
+        httpx.Client(base_url=url) as client,
+    ):
+        response = client.post("/v1/signals", content=batch_body([signal]), headers=JSON)
+        assert client.get("/healthz").status_code == 200  # the server lives on
+    body = assert_problem(response, 500, "internal_error")
+    assert str(signal.signal_id) not in response.text
+    assert body["detail"] == "An internal error occurred."
+
+
 def test_reads_and_writes_interleave(http: httpx.Client) -> None:
     """A read between writes leaves the shared connection usable (DuckDB 2 pending results)."""
     for n in range(1, 4):
