@@ -12,10 +12,11 @@ it can: each time it does, it may wait for the GIL, which the event loop holds f
 pydantic call (~1.3 ms for a 100-signal batch). So a flush is one statement, and a large
 flush is one call into DuckDB that parses and shapes the bodies itself, with no Python per
 row. Even so, duckdb-python takes the GIL back 15-18 times during any statement (measured even
-for ``SELECT 1``), each time waiting for the loop's current pydantic call: a 1,600-row flush
-takes ~30 ms of wall time for ~17 ms of CPU beside a busy event loop. (Shaping columns with
-Arrow kernels called one by one from this thread measured 40 ms instead of 1 ms.) While a
-flush runs, new requests gather for the next one, so the batch size follows the load.
+for ``SELECT 1``: it checks for Ctrl-C after every execution task), each time waiting for the
+loop's current pydantic call: a 1,600-row flush takes ~30 ms of wall time for ~17 ms of CPU
+beside a busy event loop. (Shaping columns with Arrow kernels called one by one from this
+thread measured 40 ms instead of 1 ms.) While a flush runs, new requests gather for the next
+one, so the batch size follows the load.
 
 - A request's answer (``accepted``, ``duplicates``) is set only after its flush COMMITTED.
 - Duplicates are counted right within a request, across requests of one flush (de-duplicated
