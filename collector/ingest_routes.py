@@ -148,10 +148,14 @@ class IngestEndpoint:
         check_content_type(content_type)
         raw = await read_body(receive, content_length, self._max_body)
         body = decode_body(raw, content_encoding, max_decompressed=self._max_plain)
-        batch = validate_batch(body)
+        signals = validate_batch(body).signals
         sink: SignalSink = scope["app"].state.sink
+        submitted = sink.submit(signals, body)
+        # This frame waits for the commit: it must not keep the models alive meanwhile (a
+        # large batch waits as its body only, see collector.writer.KEPT_MODELS_MAX).
+        del signals
         try:
-            return await sink.submit(batch.signals, body)
+            return await submitted
         except WriteError:
             raise ProblemError(
                 503,

@@ -26,7 +26,7 @@ from pydantic import BaseModel
 from client.schema import FrictionSignal, SignalBatch
 from collector._sql import load_sql
 from collector.db import apply_migrations
-from collector.writer import FlushWork, WriteResult, flush_rows, insert_bodies
+from collector.writer import BodyOnly, FlushWork, WriteResult, flush_rows, insert_bodies
 from tests.collector.conftest import TODAY, batch_body, expected_row, make_signal, signals
 
 CANARY = "CANARY-d41d8cd98f00b204"
@@ -124,12 +124,17 @@ def _stored(con: duckdb.DuckDBPyConnection) -> dict[uuid.UUID, dict[str, Any]]:
 # ------------------------------------------------------------------ properties
 
 
-@pytest.mark.parametrize("from_bodies", [True, False], ids=["parsed-bodies", "from-models"])
+@pytest.mark.parametrize(
+    ("from_bodies", "body_only"),
+    [(True, False), (False, False), (False, True)],
+    ids=["parsed-bodies", "from-models", "models-validated-again"],
+)
 @settings(max_examples=100, deadline=None)
 @given(requests=st.lists(bodies(), min_size=1, max_size=4))
 def test_any_spelling_is_stored_as_the_model_validated_it(
-    from_bodies: bool, requests: list[tuple[bytes, list[FrictionSignal]]]
+    from_bodies: bool, body_only: bool, requests: list[tuple[bytes, list[FrictionSignal]]]
 ) -> None:
+    """``models-validated-again``: requests that waited as their body only (``BodyOnly``)."""
     con = duckdb.connect(":memory:")
     apply_migrations(con)
     validated = [SignalBatch.model_validate_json(body, strict=True).signals for body, _ in requests]
@@ -138,7 +143,12 @@ def test_any_spelling_is_stored_as_the_model_validated_it(
     ids = [s.signal_id for batch in validated for s in batch]
     fresh = [WriteResult(len(b), 0) for b in validated]
     raw = [b for b, _ in requests]
-    results = flush_rows(con, validated, TODAY, raw, from_bodies=from_bodies)
+    batches = (
+        [BodyOnly(b, len(v)) for b, v in zip(raw, validated, strict=True)]
+        if body_only
+        else validated
+    )
+    results = flush_rows(con, batches, TODAY, raw, from_bodies=from_bodies)
     if len(set(ids)) == len(ids):
         assert results == fresh
     else:
@@ -193,6 +203,42 @@ def test_a_repeated_key_is_refused_and_the_flush_written_from_its_models(
     stored = _stored(con)
     assert stored == {s.signal_id: expected_row(s) for s in [*good, bad_signal]}
     assert CANARY not in repr(stored)
+
+
+def test_a_refused_flush_of_body_only_requests_validates_them_again(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    """Requests that kept only their body: the refusal's fallback validates them again."""
+    good = [make_signal(), make_signal()]
+    bad_signal = make_signal()
+    bad = batch_body([bad_signal]).replace(
+        b'"tool_attempted":', b'"tool_attempted": "' + CANARY.encode() + b'", "tool_attempted":'
+    )
+    work = FlushWork([BodyOnly(batch_body(good), 2), BodyOnly(bad, 1)], [batch_body(good), bad])
+    results, refused = work.write(con, TODAY)  # body-only requests: the bodies path first
+    assert (results, refused) == ([WriteResult(2, 0), WriteResult(1, 0)], True)
+    stored = _stored(con)
+    assert stored == {s.signal_id: expected_row(s) for s in [*good, bad_signal]}
+    assert CANARY not in repr(stored)
+
+
+def test_body_only_validates_only_when_its_signals_are_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import collector.writer as writer_module
+
+    batch = [make_signal(), make_signal(), make_signal()]
+    calls: list[bytes] = []
+
+    def counting(body: bytes) -> SignalBatch:
+        calls.append(body)
+        return SignalBatch.model_validate_json(body, strict=True)
+
+    monkeypatch.setattr(writer_module, "validate_batch", counting)
+    waiting = BodyOnly(batch_body(batch), len(batch))
+    assert len(waiting) == 3 and calls == []
+    assert list(waiting) == batch and waiting[1] == batch[1] and list(waiting[1:]) == batch[1:]
+    assert len(calls) == 1  # validated once, then kept for the rest of the flush
 
 
 def test_a_body_that_does_not_hold_its_batch_is_refused(con: duckdb.DuckDBPyConnection) -> None:

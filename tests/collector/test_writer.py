@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import weakref
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -15,9 +16,16 @@ from hypothesis import strategies as st
 from client.schema import FrictionSignal
 from collector.db import Database
 from collector.errors import WriteError
+from collector.ingest import validate_batch
 from collector.settings import CollectorSettings
 from collector.telemetry import Telemetry
-from collector.writer import FlushPlan, GroupCommitWriter, WriteResult, flush_rows
+from collector.writer import (
+    KEPT_MODELS_MAX,
+    FlushPlan,
+    GroupCommitWriter,
+    WriteResult,
+    flush_rows,
+)
 from tests.collector.conftest import (
     TODAY,
     batch_body,
@@ -156,6 +164,38 @@ def test_close_flushes_what_is_pending_and_refuses_new_work(tmp_path: Path) -> N
         db.close()
     assert results == [WriteResult(1, 0)] * 30
     assert len(read_rows(tmp_path / "x.duckdb")) == 30
+
+
+@pytest.mark.parametrize("size", [KEPT_MODELS_MAX + 1, 100])
+def test_a_large_request_waits_for_its_commit_without_its_models(tmp_path: Path, size: int) -> None:
+    """Its validated models are freed while it waits; what is stored is still exactly them."""
+    db = Database(tmp_path / "x.duckdb")
+    db.open()
+    body = batch_body([make_signal() for _ in range(size)])
+    want = {s.signal_id: expected_row(s) for s in validate_batch(body).signals}
+
+    async def scenario() -> tuple[list[bool], WriteResult]:
+        writer = GroupCommitWriter(db, _telemetry(), linger_s=0.3, quiet_s=0.3)
+        writer.start()
+        validated = validate_batch(body).signals
+        models = [weakref.ref(s) for s in validated]
+        task = asyncio.create_task(writer.submit(validated, body))
+        del validated
+        await asyncio.sleep(0.05)  # queued; the flush waits for quiet (0.3 s)
+        alive = [ref() is not None for ref in models]
+        assert not task.done()
+        result = await task
+        await writer.close()
+        return alive, result
+
+    try:
+        alive, result = asyncio.run(scenario())
+    finally:
+        db.close()
+    assert not any(alive)
+    assert result == WriteResult(size, 0)
+    rows = read_rows(tmp_path / "x.duckdb", "SELECT * EXCLUDE (received_day) FROM signals")
+    assert {row["signal_id"]: row for row in rows} == want
 
 
 def test_received_day_comes_from_the_writer_clock(tmp_path: Path) -> None:
