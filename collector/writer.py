@@ -306,9 +306,11 @@ class IncomingTable:
     """
 
     NAME = "incoming"
+    #: Shared (an Arrow table is immutable): building an empty one costs ~0.2 ms of GIL.
+    EMPTY: pa.Table = ROWS.empty_table()
 
     def __init__(self) -> None:
-        self._table: pa.Table = ROWS.empty_table()
+        self._table: pa.Table = self.EMPTY
         self._on: duckdb.DuckDBPyConnection | None = None
 
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
@@ -327,7 +329,7 @@ class IncomingTable:
         try:
             yield
         finally:
-            self._table = ROWS.empty_table()
+            self._table = self.EMPTY
 
 
 def insert_table(
