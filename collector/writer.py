@@ -468,7 +468,9 @@ class GroupCommitWriter:
             self._pending_rows += count
             self._joined += 1
         self._wake.set()
-        return await asyncio.shield(future)
+        # Not shielded: a cancelled waiter cancels its own future, which the writer then
+        # skips; its signals are written all the same.
+        return await future
 
     async def close(self) -> None:
         """Stop taking signals, flush everything pending, and end the writer thread."""

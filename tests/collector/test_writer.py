@@ -198,6 +198,32 @@ def test_a_large_request_waits_for_its_commit_without_its_models(tmp_path: Path,
     assert {row["signal_id"]: row for row in rows} == want
 
 
+def test_a_cancelled_waiter_leaves_its_flush_whole(tmp_path: Path) -> None:
+    """A request whose task is cancelled while it waits: its signals and its flush's are stored."""
+    db = Database(tmp_path / "x.duckdb")
+    db.open()
+
+    async def scenario() -> WriteResult:
+        writer = GroupCommitWriter(db, _telemetry(), linger_s=0.3, quiet_s=0.3)
+        writer.start()
+        doomed = asyncio.create_task(writer.submit([make_signal()]))
+        kept = asyncio.create_task(writer.submit([make_signal()]))
+        await asyncio.sleep(0.05)  # both queued; the flush waits for quiet
+        doomed.cancel()
+        result = await asyncio.wait_for(kept, 10)  # a regression must fail, not hang
+        with pytest.raises(asyncio.CancelledError):
+            await doomed
+        await writer.close()
+        return result
+
+    try:
+        result = asyncio.run(scenario())
+    finally:
+        db.close()
+    assert result == WriteResult(1, 0)
+    assert len(read_rows(tmp_path / "x.duckdb")) == 2
+
+
 def test_received_day_comes_from_the_writer_clock(tmp_path: Path) -> None:
     db = Database(tmp_path / "x.duckdb")
     db.open()
