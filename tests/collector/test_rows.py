@@ -186,9 +186,12 @@ def _refused(con: duckdb.DuckDBPyConnection, bodies: list[bytes], counts: list[i
         insert_bodies(con, bodies, counts, TODAY)
 
 
+@pytest.mark.parametrize("body_only", [False, True], ids=["models-kept", "body-only"])
 def test_a_repeated_key_is_refused_and_the_flush_written_from_its_models(
-    con: duckdb.DuckDBPyConnection,
+    con: duckdb.DuckDBPyConnection, body_only: bool
 ) -> None:
+    """``body-only``: requests that kept only their body (``BodyOnly``) choose the bodies path
+    themselves, and the refusal's fallback validates them again."""
     good = [make_signal(), make_signal()]
     bad_signal = make_signal()
     bad = batch_body([bad_signal]).replace(
@@ -197,25 +200,12 @@ def test_a_repeated_key_is_refused_and_the_flush_written_from_its_models(
     assert SignalBatch.model_validate_json(bad, strict=True).signals == (bad_signal,)
     _refused(con, [batch_body(good), bad], [2, 1])
     assert _stored(con) == {}  # the refused statement wrote nothing
-    work = FlushWork([good, [bad_signal]], [batch_body(good), bad])
-    results, refused = work.write(con, TODAY, from_bodies=True)
-    assert (results, refused) == ([WriteResult(2, 0), WriteResult(1, 0)], True)
-    stored = _stored(con)
-    assert stored == {s.signal_id: expected_row(s) for s in [*good, bad_signal]}
-    assert CANARY not in repr(stored)
-
-
-def test_a_refused_flush_of_body_only_requests_validates_them_again(
-    con: duckdb.DuckDBPyConnection,
-) -> None:
-    """Requests that kept only their body: the refusal's fallback validates them again."""
-    good = [make_signal(), make_signal()]
-    bad_signal = make_signal()
-    bad = batch_body([bad_signal]).replace(
-        b'"tool_attempted":', b'"tool_attempted": "' + CANARY.encode() + b'", "tool_attempted":'
-    )
-    work = FlushWork([BodyOnly(batch_body(good), 2), BodyOnly(bad, 1)], [batch_body(good), bad])
-    results, refused = work.write(con, TODAY)  # body-only requests: the bodies path first
+    if body_only:
+        work = FlushWork([BodyOnly(batch_body(good), 2), BodyOnly(bad, 1)], [batch_body(good), bad])
+        results, refused = work.write(con, TODAY)  # refused: the bodies path was taken first
+    else:
+        work = FlushWork([good, [bad_signal]], [batch_body(good), bad])
+        results, refused = work.write(con, TODAY, from_bodies=True)
     assert (results, refused) == ([WriteResult(2, 0), WriteResult(1, 0)], True)
     stored = _stored(con)
     assert stored == {s.signal_id: expected_row(s) for s in [*good, bad_signal]}
