@@ -78,7 +78,8 @@ class CollectorSettings(BaseSettings):
         default=1.0,
         ge=0.0,
         le=1000.0,
-        description="A flush starts once no request has joined for this long (or at linger).",
+        description="A flush starts once no request has joined for this long (or at linger, "
+        "or once as many requests wait as were in flight at once lately).",
     )
 
     duckdb_threads: int = Field(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import threading
 import weakref
 from pathlib import Path
 from typing import Any, TypeVar
@@ -109,6 +110,18 @@ class FailingOnceWriter(GroupCommitWriter):
         super()._flush(con, taken)
 
 
+class HeldWriter(FailingOnceWriter):
+    """The real writer, whose next flush starts gathering only once ``go`` is set."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.go = threading.Event()
+
+    def _gather(self) -> None:
+        self.go.wait(10)  # a regression must fail, not hang
+        super()._gather()
+
+
 def test_concurrent_requests_share_flushes_and_a_failed_flush_fails_only_its_own(
     tmp_path: Path,
 ) -> None:
@@ -175,15 +188,16 @@ def test_a_large_request_waits_for_its_commit_without_its_models(tmp_path: Path,
     want = {s.signal_id: expected_row(s) for s in validate_batch(body).signals}
 
     async def scenario() -> tuple[list[bool], WriteResult]:
-        writer = GroupCommitWriter(db, _telemetry(), linger_s=0.3, quiet_s=0.3)
+        writer = HeldWriter(db, _telemetry())
         writer.start()
         validated = validate_batch(body).signals
         models = [weakref.ref(s) for s in validated]
         task = asyncio.create_task(writer.submit(validated, body))
         del validated
-        await asyncio.sleep(0.05)  # queued; the flush waits for quiet (0.3 s)
+        await asyncio.sleep(0.05)  # queued; the flush is held
         alive = [ref() is not None for ref in models]
         assert not task.done()
+        writer.go.set()
         result = await task
         await writer.close()
         return alive, result
@@ -204,12 +218,13 @@ def test_a_cancelled_waiter_leaves_its_flush_whole(tmp_path: Path) -> None:
     db.open()
 
     async def scenario() -> WriteResult:
-        writer = GroupCommitWriter(db, _telemetry(), linger_s=0.3, quiet_s=0.3)
+        writer = HeldWriter(db, _telemetry())
         writer.start()
         doomed = asyncio.create_task(writer.submit([make_signal()]))
         kept = asyncio.create_task(writer.submit([make_signal()]))
-        await asyncio.sleep(0.05)  # both queued; the flush waits for quiet
+        await asyncio.sleep(0.05)  # both queued; the flush is held
         doomed.cancel()
+        writer.go.set()
         result = await asyncio.wait_for(kept, 10)  # a regression must fail, not hang
         with pytest.raises(asyncio.CancelledError):
             await doomed
@@ -222,6 +237,57 @@ def test_a_cancelled_waiter_leaves_its_flush_whole(tmp_path: Path) -> None:
         db.close()
     assert result == WriteResult(1, 0)
     assert len(read_rows(tmp_path / "x.duckdb")) == 2
+
+
+def test_a_small_flush_goes_as_soon_as_everybody_in_flight_has_joined(tmp_path: Path) -> None:
+    """Neither quiet nor linger (minutes here) ends these waits: the last sender's arrival does."""
+    db = Database(tmp_path / "x.duckdb")
+    db.open()
+    writer = HeldWriter(db, _telemetry(), quiet_s=120, linger_s=240, in_flight_window_s=120)
+
+    async def scenario() -> tuple[list[WriteResult], bool]:
+        writer.start()
+        # Three senders in flight at once (their flush is held until all three are in).
+        first = [asyncio.create_task(writer.submit([make_signal()])) for _ in range(3)]
+        await asyncio.sleep(0.05)
+        writer.go.set()
+        results = list(await asyncio.wait_for(asyncio.gather(*first), 10))
+        # They send again. The first to come back waits for the other two...
+        alone = asyncio.create_task(writer.submit([make_signal()]))
+        await asyncio.sleep(0.2)
+        waited = not alone.done()
+        # ...whose arrival starts the flush.
+        rest = [writer.submit([make_signal()]) for _ in range(2)]
+        results += await asyncio.wait_for(asyncio.gather(alone, *rest), 10)
+        await writer.close()
+        return results, waited
+
+    try:
+        results, waited = asyncio.run(scenario())
+    finally:
+        db.close()
+    assert waited
+    assert results == [WriteResult(1, 0)] * 6
+    assert writer.flushes == [3, 3]
+    assert len(read_rows(tmp_path / "x.duckdb")) == 6
+
+
+def test_a_lone_sender_is_not_kept_waiting_for_quiet(tmp_path: Path) -> None:
+    db = Database(tmp_path / "x.duckdb")
+    db.open()
+
+    async def scenario() -> list[WriteResult]:
+        writer = GroupCommitWriter(db, _telemetry(), quiet_s=120, linger_s=240)
+        writer.start()
+        results = [await asyncio.wait_for(writer.submit([make_signal()]), 10) for _ in range(3)]
+        await writer.close()
+        return results
+
+    try:
+        results = asyncio.run(scenario())
+    finally:
+        db.close()
+    assert results == [WriteResult(1, 0)] * 3
 
 
 def test_received_day_comes_from_the_writer_clock(tmp_path: Path) -> None:
