@@ -73,27 +73,22 @@ def _serve(kind: str, port: int, db_path: str) -> None:
 
     logging.disable(logging.WARNING)
     from collector.app import tune_serving_process
+    from collector.cli import uvicorn_config
+    from collector.settings import CollectorSettings
 
     tune_serving_process()  # as `lmcp collector serve` does, for all three servers
     if kind == "bare":
         app = _bare_app()
     else:
         from collector.app import create_app
-        from collector.settings import CollectorSettings
         from collector.writer import DiscardSink
 
         settings = CollectorSettings(db_path=Path(db_path), rate_limit_enabled=False)
         app = create_app(settings, sink=DiscardSink() if kind == "discard" else None)
-    config = uvicorn.Config(
-        app,
-        host="127.0.0.1",
-        port=port,
-        access_log=False,
-        log_level="error",
-        loop="uvloop",
-        http="httptools",
-        server_header=False,
-    )
+    # The options `lmcp collector serve` runs with (no access log, no proxy headers), for
+    # all three servers.
+    options = uvicorn_config(CollectorSettings(host="127.0.0.1", port=port))
+    config = uvicorn.Config(app, log_level="error", loop="uvloop", http="httptools", **options)
     uvicorn.Server(config).run()
 
 
