@@ -297,11 +297,6 @@ def flush_rows(
     return work.write(con, received_day, from_bodies=from_bodies)[0]
 
 
-def _consume(future: asyncio.Future[WriteResult]) -> None:
-    if not future.cancelled():
-        future.exception()
-
-
 class IncomingTable:
     """``incoming``: the Arrow table of the flush being written, registered ONCE on a connection.
 
@@ -479,8 +474,6 @@ class GroupCommitWriter:
         kept = signals if body is None or count <= KEPT_MODELS_MAX else BodyOnly(body, count)
         del signals  # this frame waits below: it must not keep the models alive meanwhile
         future: asyncio.Future[WriteResult] = asyncio.get_running_loop().create_future()
-        # A client that went away leaves nobody to read a failure: mark it read.
-        future.add_done_callback(_consume)
         with self._lock:
             self._pending.append(_Pending(kept, body, future))
             self._pending_rows += count
@@ -626,6 +619,9 @@ class GroupCommitWriter:
                     continue
                 if results is None:
                     p.future.set_exception(WriteError("the flush failed"))
+                    # Marked read: a client that went away leaves nobody to read it (its
+                    # waiter, if any, still gets it). No done callback on the hot path.
+                    p.future.exception()
                 else:
                     p.future.set_result(results[i])
 
