@@ -21,6 +21,7 @@ from collector.ingest import validate_batch
 from collector.settings import CollectorSettings
 from collector.telemetry import Telemetry
 from collector.writer import (
+    FOLLOW_S,
     KEPT_MODELS_MAX,
     FlushPlan,
     GroupCommitWriter,
@@ -104,10 +105,19 @@ class FailingOnceWriter(GroupCommitWriter):
 
     def _flush(self, con: duckdb.DuckDBPyConnection, taken: list[Any]) -> None:
         self.flushes.append(len(taken))
+        super()._flush(self._next_connection(con), taken)
+
+    def _stream_flush(self, con: duckdb.DuckDBPyConnection) -> int:
+        held = super()._stream_flush(self._next_connection(con))
+        if held:
+            self.flushes.append(held)
+        return held
+
+    def _next_connection(self, con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         if self.fail_next:
             self.fail_next = False
-            con = _BrokenConnection(con)  # type: ignore[assignment]
-        super()._flush(con, taken)
+            return _BrokenConnection(con)  # type: ignore[return-value]
+        return con
 
 
 class HeldWriter(FailingOnceWriter):
@@ -279,7 +289,12 @@ def test_a_lone_sender_is_not_kept_waiting_for_quiet(tmp_path: Path) -> None:
     async def scenario() -> list[WriteResult]:
         writer = GroupCommitWriter(db, _telemetry(), quiet_s=120, linger_s=240)
         writer.start()
-        results = [await asyncio.wait_for(writer.submit([make_signal()]), 10) for _ in range(3)]
+        results = []
+        for pause in (0, FOLLOW_S * 3, 0, FOLLOW_S * 3):
+            # At once: the INSERT started after the last flush takes it. After a pause: that
+            # INSERT ended empty, and the writer waits for a request again.
+            await asyncio.sleep(pause)
+            results.append(await asyncio.wait_for(writer.submit([make_signal()]), 10))
         await writer.close()
         return results
 
@@ -287,7 +302,80 @@ def test_a_lone_sender_is_not_kept_waiting_for_quiet(tmp_path: Path) -> None:
         results = asyncio.run(scenario())
     finally:
         db.close()
-    assert results == [WriteResult(1, 0)] * 3
+    assert results == [WriteResult(1, 0)] * 4
+
+
+class WatchedWriter(HeldWriter):
+    """Records how many requests were pending when each flush's INSERT began to wait for them."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.pending_at_start: list[int] = []
+
+    def _first_in(self) -> bool:
+        self.pending_at_start.append(len(self._pending))
+        return super()._first_in()
+
+
+def test_under_load_the_next_insert_is_planned_before_its_requests_arrive(tmp_path: Path) -> None:
+    db = Database(tmp_path / "x.duckdb")
+    db.open()
+    writer = WatchedWriter(
+        db, _telemetry(), quiet_s=120, linger_s=240, in_flight_window_s=120, follow_s=120
+    )
+    writer.go.set()
+
+    async def scenario() -> list[WriteResult]:
+        writer.start()
+        results = [await asyncio.wait_for(writer.submit([make_signal()]), 10)]
+        await asyncio.sleep(0.5)  # the next INSERT is planned by now, waiting for a request
+        results.append(await asyncio.wait_for(writer.submit([make_signal()]), 10))
+        await writer.close()
+        return results
+
+    try:
+        results = asyncio.run(scenario())
+    finally:
+        db.close()
+    assert results == [WriteResult(1, 0)] * 2
+    assert writer.flushes == [1, 1]
+    # The first INSERT began once its request was pending; the second before its request came.
+    assert writer.pending_at_start[:2] == [1, 0]
+    assert len(read_rows(tmp_path / "x.duckdb")) == 2
+
+
+def test_a_small_flush_stops_at_a_large_request_and_all_are_stored(tmp_path: Path) -> None:
+    """Queued in order small, large, small: the small flush takes the first only."""
+    db = Database(tmp_path / "x.duckdb")
+    db.open()
+    large = [make_signal() for _ in range(KEPT_MODELS_MAX + 1)]
+    stored_before = make_signal()
+    writer = HeldWriter(db, _telemetry())
+
+    async def queued() -> list[WriteResult]:
+        writer.start()
+        body = batch_body(large)
+        tasks = [
+            asyncio.create_task(writer.submit([make_signal(), stored_before])),
+            asyncio.create_task(writer.submit(validate_batch(body).signals, body)),
+            asyncio.create_task(writer.submit([make_signal()])),
+        ]
+        await asyncio.sleep(0.05)  # all three queued; the flush is held
+        writer.go.set()
+        results = list(await asyncio.wait_for(asyncio.gather(*tasks), 10))
+        await writer.close()
+        return results
+
+    flush_rows(db.run_sync(lambda con: con.cursor()), [[stored_before]], TODAY)
+    try:
+        results = asyncio.run(queued())
+    finally:
+        db.close()
+    # The first request's second signal was already stored: the primary key refused the
+    # streamed INSERT, and the slow path stored the rest.
+    assert results == [WriteResult(1, 1), WriteResult(len(large), 0), WriteResult(1, 0)]
+    assert writer.flushes == [1, 2]
+    assert len(read_rows(tmp_path / "x.duckdb")) == 1 + 1 + len(large) + 1
 
 
 def test_received_day_comes_from_the_writer_clock(tmp_path: Path) -> None:
