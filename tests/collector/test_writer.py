@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import tempfile
 import threading
 import weakref
 from pathlib import Path
@@ -418,3 +419,54 @@ def test_flush_plan_counts_each_id_once(id_batches: list[list[int]]) -> None:
     some_old = plan.results(inserted)
     assert sum(r.accepted for r in some_old) == len(inserted)
     assert [r.accepted + r.duplicates for r in some_old] == [len(b) for b in batches]
+
+
+_REQUEST = st.tuples(
+    st.lists(st.integers(0, 40), min_size=1, max_size=KEPT_MODELS_MAX + 6),  # signal ids
+    st.booleans(),  # sent with its body (more than KEPT_MODELS_MAX signals: body only)
+    st.sampled_from([0.0, 0.0, 0.001, 0.004]),  # when it is sent
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_REQUEST, min_size=1, max_size=40))
+def test_concurrent_mixed_requests_store_each_id_once(
+    requests: list[tuple[list[int], bool, float]],
+) -> None:
+    """Small and large requests, in any order and timing, some repeating ids: both kinds of
+    flush, the streamed INSERT and the primary key's slow path together store each id once,
+    and every request's answer adds up."""
+    pool = {i: make_signal() for i in range(41)}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "x.duckdb"
+        db = Database(path)
+        db.open()
+
+        async def send(
+            writer: GroupCommitWriter, ids: list[int], with_body: bool, delay: float
+        ) -> WriteResult:
+            await asyncio.sleep(delay)
+            signals = [pool[i] for i in ids]
+            if with_body:
+                body = batch_body(signals)
+                return await writer.submit(validate_batch(body).signals, body)
+            return await writer.submit(signals)
+
+        async def scenario() -> list[WriteResult]:
+            writer = GroupCommitWriter(db, _telemetry())
+            writer.start()
+            results = await asyncio.wait_for(
+                asyncio.gather(*(send(writer, *request) for request in requests)), 30
+            )
+            await writer.close()
+            return list(results)
+
+        try:
+            results = asyncio.run(scenario())
+        finally:
+            db.close()
+        stored = [row["signal_id"] for row in read_rows(path, "SELECT signal_id FROM signals")]
+    distinct = {pool[i].signal_id for ids, _, _ in requests for i in ids}
+    assert sorted(stored) == sorted(distinct)
+    assert [r.accepted + r.duplicates for r in results] == [len(ids) for ids, _, _ in requests]
+    assert sum(r.accepted for r in results) == len(distinct)
