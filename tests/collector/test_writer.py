@@ -7,8 +7,9 @@ import datetime as dt
 import tempfile
 import threading
 import weakref
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import duckdb
 import pytest
@@ -38,25 +39,31 @@ from tests.collector.conftest import (
     signals,
 )
 
-T = TypeVar("T")
+
+@pytest.fixture
+def db(tmp_path: Path) -> Iterator[Database]:
+    """An open collector database in ``tmp_path / "x.duckdb"``, closed at the end (closing twice
+    is harmless: tests close it themselves before reading the file back)."""
+    database = Database(tmp_path / "x.duckdb")
+    database.open()
+    try:
+        yield database
+    finally:
+        database.close()
 
 
 def _telemetry() -> Telemetry:
     return Telemetry.from_settings(CollectorSettings())
 
 
-def test_flush_counts_duplicates_within_and_across(tmp_path: Path) -> None:
-    db = Database(tmp_path / "x.duckdb")
-    db.open()
+def test_flush_counts_duplicates_within_and_across(db: Database) -> None:
     a, b, c = make_signal(), make_signal(), make_signal()
-    try:
-        first = db.run_sync(lambda con: flush_rows(con, [[a, a, b], [b, c]], TODAY))
-        second = db.run_sync(lambda con: flush_rows(con, [[a, c], [make_signal()]], TODAY))
-    finally:
-        db.close()
+    first = db.run_sync(lambda con: flush_rows(con, [[a, a, b], [b, c]], TODAY))
+    second = db.run_sync(lambda con: flush_rows(con, [[a, c], [make_signal()]], TODAY))
+    db.close()  # read_rows opens the file itself
     assert first == [WriteResult(2, 1), WriteResult(1, 1)]
     assert second == [WriteResult(0, 2), WriteResult(1, 0)]
-    assert len(read_rows(tmp_path / "x.duckdb")) == 4
+    assert len(read_rows(db.path)) == 4
 
 
 @pytest.mark.parametrize("from_bodies", [True, False])
@@ -134,10 +141,8 @@ class HeldWriter(FailingOnceWriter):
 
 
 def test_concurrent_requests_share_flushes_and_a_failed_flush_fails_only_its_own(
-    tmp_path: Path,
+    db: Database,
 ) -> None:
-    db = Database(tmp_path / "x.duckdb")
-    db.open()
     writer: FailingOnceWriter | None = None
 
     async def scenario() -> tuple[list[Any], list[Any]]:
@@ -154,10 +159,8 @@ def test_concurrent_requests_share_flushes_and_a_failed_flush_fails_only_its_own
         await writer.close()
         return list(doomed), list(fine)
 
-    try:
-        doomed, fine = asyncio.run(scenario())
-    finally:
-        db.close()
+    doomed, fine = asyncio.run(scenario())
+    db.close()  # read_rows opens the file itself
     assert writer is not None
     failed = writer.flushes[0]  # the requests of the first flush, and only they, failed
     assert failed >= 1
@@ -165,13 +168,10 @@ def test_concurrent_requests_share_flushes_and_a_failed_flush_fails_only_its_own
     assert doomed[failed:] == [WriteResult(1, 0)] * (5 - failed)
     assert fine == [WriteResult(2, 0)] * 50
     assert len(writer.flushes) < 55  # grouped: far fewer flushes than requests
-    assert len(read_rows(tmp_path / "x.duckdb")) == 100 + 5 - failed
+    assert len(read_rows(db.path)) == 100 + 5 - failed
 
 
-def test_close_flushes_what_is_pending_and_refuses_new_work(tmp_path: Path) -> None:
-    db = Database(tmp_path / "x.duckdb")
-    db.open()
-
+def test_close_flushes_what_is_pending_and_refuses_new_work(db: Database) -> None:
     async def scenario() -> list[WriteResult]:
         writer = GroupCommitWriter(db, _telemetry(), linger_s=0.2)
         writer.start()
@@ -182,19 +182,15 @@ def test_close_flushes_what_is_pending_and_refuses_new_work(tmp_path: Path) -> N
             await writer.submit([make_signal()])
         return list(await asyncio.gather(*tasks))
 
-    try:
-        results = asyncio.run(scenario())
-    finally:
-        db.close()
+    results = asyncio.run(scenario())
+    db.close()  # read_rows opens the file itself
     assert results == [WriteResult(1, 0)] * 30
-    assert len(read_rows(tmp_path / "x.duckdb")) == 30
+    assert len(read_rows(db.path)) == 30
 
 
 @pytest.mark.parametrize("size", [KEPT_MODELS_MAX + 1, 100])
-def test_a_large_request_waits_for_its_commit_without_its_models(tmp_path: Path, size: int) -> None:
+def test_a_large_request_waits_for_its_commit_without_its_models(db: Database, size: int) -> None:
     """Its validated models are freed while it waits; what is stored is still exactly them."""
-    db = Database(tmp_path / "x.duckdb")
-    db.open()
     body = batch_body([make_signal() for _ in range(size)])
     want = {s.signal_id: expected_row(s) for s in validate_batch(body).signals}
 
@@ -213,20 +209,16 @@ def test_a_large_request_waits_for_its_commit_without_its_models(tmp_path: Path,
         await writer.close()
         return alive, result
 
-    try:
-        alive, result = asyncio.run(scenario())
-    finally:
-        db.close()
+    alive, result = asyncio.run(scenario())
+    db.close()  # read_rows opens the file itself
     assert not any(alive)
     assert result == WriteResult(size, 0)
-    rows = read_rows(tmp_path / "x.duckdb", "SELECT * EXCLUDE (received_day) FROM signals")
+    rows = read_rows(db.path, "SELECT * EXCLUDE (received_day) FROM signals")
     assert {row["signal_id"]: row for row in rows} == want
 
 
-def test_a_cancelled_waiter_leaves_its_flush_whole(tmp_path: Path) -> None:
+def test_a_cancelled_waiter_leaves_its_flush_whole(db: Database) -> None:
     """A request whose task is cancelled while it waits: its signals and its flush's are stored."""
-    db = Database(tmp_path / "x.duckdb")
-    db.open()
 
     async def scenario() -> WriteResult:
         writer = HeldWriter(db, _telemetry())
@@ -242,18 +234,14 @@ def test_a_cancelled_waiter_leaves_its_flush_whole(tmp_path: Path) -> None:
         await writer.close()
         return result
 
-    try:
-        result = asyncio.run(scenario())
-    finally:
-        db.close()
+    result = asyncio.run(scenario())
+    db.close()  # read_rows opens the file itself
     assert result == WriteResult(1, 0)
-    assert len(read_rows(tmp_path / "x.duckdb")) == 2
+    assert len(read_rows(db.path)) == 2
 
 
-def test_a_small_flush_goes_as_soon_as_everybody_in_flight_has_joined(tmp_path: Path) -> None:
+def test_a_small_flush_goes_as_soon_as_everybody_in_flight_has_joined(db: Database) -> None:
     """Neither quiet nor linger (minutes here) ends these waits: the last sender's arrival does."""
-    db = Database(tmp_path / "x.duckdb")
-    db.open()
     writer = HeldWriter(db, _telemetry(), quiet_s=120, linger_s=240, in_flight_window_s=120)
 
     async def scenario() -> tuple[list[WriteResult], bool]:
@@ -273,20 +261,15 @@ def test_a_small_flush_goes_as_soon_as_everybody_in_flight_has_joined(tmp_path: 
         await writer.close()
         return results, waited
 
-    try:
-        results, waited = asyncio.run(scenario())
-    finally:
-        db.close()
+    results, waited = asyncio.run(scenario())
+    db.close()  # read_rows opens the file itself
     assert waited
     assert results == [WriteResult(1, 0)] * 6
     assert writer.flushes == [3, 3]
-    assert len(read_rows(tmp_path / "x.duckdb")) == 6
+    assert len(read_rows(db.path)) == 6
 
 
-def test_a_lone_sender_is_not_kept_waiting_for_quiet(tmp_path: Path) -> None:
-    db = Database(tmp_path / "x.duckdb")
-    db.open()
-
+def test_a_lone_sender_is_not_kept_waiting_for_quiet(db: Database) -> None:
     async def scenario() -> list[WriteResult]:
         writer = GroupCommitWriter(db, _telemetry(), quiet_s=120, linger_s=240)
         writer.start()
@@ -299,10 +282,7 @@ def test_a_lone_sender_is_not_kept_waiting_for_quiet(tmp_path: Path) -> None:
         await writer.close()
         return results
 
-    try:
-        results = asyncio.run(scenario())
-    finally:
-        db.close()
+    results = asyncio.run(scenario())
     assert results == [WriteResult(1, 0)] * 4
 
 
@@ -318,9 +298,7 @@ class WatchedWriter(HeldWriter):
         return super()._first_in()
 
 
-def test_under_load_the_next_insert_is_planned_before_its_requests_arrive(tmp_path: Path) -> None:
-    db = Database(tmp_path / "x.duckdb")
-    db.open()
+def test_under_load_the_next_insert_is_planned_before_its_requests_arrive(db: Database) -> None:
     writer = WatchedWriter(
         db, _telemetry(), quiet_s=120, linger_s=240, in_flight_window_s=120, follow_s=120
     )
@@ -334,21 +312,17 @@ def test_under_load_the_next_insert_is_planned_before_its_requests_arrive(tmp_pa
         await writer.close()
         return results
 
-    try:
-        results = asyncio.run(scenario())
-    finally:
-        db.close()
+    results = asyncio.run(scenario())
+    db.close()  # read_rows opens the file itself
     assert results == [WriteResult(1, 0)] * 2
     assert writer.flushes == [1, 1]
     # The first INSERT began once its request was pending; the second before its request came.
     assert writer.pending_at_start[:2] == [1, 0]
-    assert len(read_rows(tmp_path / "x.duckdb")) == 2
+    assert len(read_rows(db.path)) == 2
 
 
-def test_a_small_flush_stops_at_a_large_request_and_all_are_stored(tmp_path: Path) -> None:
+def test_a_small_flush_stops_at_a_large_request_and_all_are_stored(db: Database) -> None:
     """Queued in order small, large, small: the small flush takes the first only."""
-    db = Database(tmp_path / "x.duckdb")
-    db.open()
     large = [make_signal() for _ in range(KEPT_MODELS_MAX + 1)]
     stored_before = make_signal()
     writer = HeldWriter(db, _telemetry())
@@ -368,20 +342,16 @@ def test_a_small_flush_stops_at_a_large_request_and_all_are_stored(tmp_path: Pat
         return results
 
     flush_rows(db.run_sync(lambda con: con.cursor()), [[stored_before]], TODAY)
-    try:
-        results = asyncio.run(queued())
-    finally:
-        db.close()
+    results = asyncio.run(queued())
+    db.close()  # read_rows opens the file itself
     # The first request's second signal was already stored: the primary key refused the
     # streamed INSERT, and the slow path stored the rest.
     assert results == [WriteResult(1, 1), WriteResult(len(large), 0), WriteResult(1, 0)]
     assert writer.flushes == [1, 2]
-    assert len(read_rows(tmp_path / "x.duckdb")) == 1 + 1 + len(large) + 1
+    assert len(read_rows(db.path)) == 1 + 1 + len(large) + 1
 
 
-def test_received_day_comes_from_the_writer_clock(tmp_path: Path) -> None:
-    db = Database(tmp_path / "x.duckdb")
-    db.open()
+def test_received_day_comes_from_the_writer_clock(db: Database) -> None:
     day = dt.date(2026, 1, 2)
 
     async def scenario() -> None:
@@ -390,13 +360,9 @@ def test_received_day_comes_from_the_writer_clock(tmp_path: Path) -> None:
         await writer.submit([make_signal()])
         await writer.close()
 
-    try:
-        asyncio.run(scenario())
-    finally:
-        db.close()
-    assert read_rows(tmp_path / "x.duckdb", "SELECT received_day FROM signals") == [
-        {"received_day": day}
-    ]
+    asyncio.run(scenario())
+    db.close()  # read_rows opens the file itself
+    assert read_rows(db.path, "SELECT received_day FROM signals") == [{"received_day": day}]
 
 
 @settings(max_examples=200, deadline=None)
