@@ -19,7 +19,7 @@ from analysis._filters import Filters, Period
 from analysis._questions import QUESTIONS, Answer, Question, ask, last_day, run_sql
 from analysis._rows import Row, TopRow
 from analysis.report import table_html
-from client.schema import Platform, ToolName
+from contract.schema import Platform, ToolName
 
 __all__ = [
     "OVERVIEW",

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
-from client.schema import Platform, ToolName
+from contract.schema import Platform, ToolName
 
 __all__ = ["DEFAULT_DAYS", "FilterError", "Filters", "Period", "Version"]
 

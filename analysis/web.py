@@ -35,11 +35,11 @@ from analysis._dashboard import (
 from analysis._filters import FilterError, Filters
 from analysis._questions import DEFAULT_LIMIT, QUESTIONS, Question, ask, last_day
 from analysis._session import COOKIE_NAME, SESSION_SECONDS, make_session, session_valid
-from client.schema import ToolName
 from collector.auth import require_team_token, token_matches
 from collector.db import Database
 from collector.errors import ProblemError
 from collector.settings import CollectorSettings
+from contract.schema import ToolName
 
 __all__ = ["build_router"]
 

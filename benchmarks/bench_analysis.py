@@ -23,7 +23,7 @@ from analysis._charts import clear_chart_cache
 from analysis._dashboard import View, overview_answers, render_svgs, tool_answers
 from analysis._questions import DEFAULT_K, last_day, load_sql
 from benchmarks._timing import median, table, verdict
-from client.schema import ToolName
+from contract.schema import ToolName
 
 REPO = Path(__file__).resolve().parent.parent
 CACHE = Path(os.environ.get("LMCP_BENCH_CACHE", REPO / ".bench-cache"))

@@ -8,11 +8,11 @@ from collections import deque
 from pathlib import Path
 
 from benchmarks._timing import median, table, verdict
-from client.catalogue import load_catalogue
 from client.friction import ReportInput, build_signal, default_client_info
 from client.host import FailureContext
 from client.runtime import Runtime
-from client.schema import AppState, ErrorClass, FrictionType, Outcome
+from contract.catalogue import load_catalogue
+from contract.schema import AppState, ErrorClass, FrictionType, Outcome
 
 REPEAT = 15
 

@@ -73,8 +73,8 @@ def _serve(kind: str, port: int, db_path: str) -> None:
 
     logging.disable(logging.WARNING)
     from collector.app import tune_serving_process
-    from collector.cli import uvicorn_config
     from collector.settings import CollectorSettings
+    from lmcp.collector_cli import uvicorn_config
 
     tune_serving_process()  # as `lmcp collector serve` does, for all three servers
     if kind == "bare":
@@ -123,7 +123,7 @@ class _Server:
 def _signal_template() -> tuple[bytes, bytes]:
     import datetime as dt
 
-    from client.schema import (
+    from contract.schema import (
         AppState,
         ArgName,
         ArgShape,

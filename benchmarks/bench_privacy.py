@@ -96,7 +96,7 @@ def check_published_views(con: duckdb.DuckDBPyConnection, k: int) -> list[ViewCh
     """Every triage question (overall and for one tool): each published count against ``k``."""
     from analysis import QUESTIONS, Filters, ask
     from analysis._questions import last_day
-    from client.schema import ToolName
+    from contract.schema import ToolName
 
     checks: list[ViewCheck] = []
     scopes = [("", Filters()), (" (tool=send_email)", Filters(tool=ToolName.send_email))]

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks._timing import median, table, verdict
-from client.catalogue import load_catalogue
 from client.host import ToolHost
 from client.recipes import Manifest, ManifestChecker, Param, RecipeStore, ToolStep, run_recipe
+from contract.catalogue import load_catalogue
 
 STEPS = 50
 REPEAT = 21

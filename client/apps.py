@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Protocol
 
-from client.schema import AppState
+from contract.schema import AppState
 
 __all__ = ["LMCP_APPS", "AppProbe", "FileAppProbe", "StaticAppProbe"]
 

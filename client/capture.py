@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from client.catalogue import Tool
-from client.schema import MAX_ARGS, ArgName, ArgShape, ArgType, SizeBucket
+from contract.catalogue import Tool
+from contract.schema import MAX_ARGS, ArgName, ArgShape, ArgType, SizeBucket
 
 __all__ = ["BUCKET_BOUNDS", "bucket", "capture_args", "shape_of"]
 

@@ -11,7 +11,7 @@ Telemetry (consent, sender, outbox) never raises at all: it returns results.
 
 from __future__ import annotations
 
-from client.schema import ErrorClass, Outcome
+from contract.schema import ErrorClass, Outcome
 
 __all__ = ["ConfigError", "LmcpError", "ToolFailure"]
 

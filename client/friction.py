@@ -25,7 +25,9 @@ from client.errors import ToolFailure
 from client.host import FailureContext, ToolHost
 from client.outbox import Outbox
 from client.paths import LmcpHome
-from client.schema import (
+from client.sender import Delivery, Sender
+from client.sentlog import SentLog
+from contract.schema import (
     MAX_ATTEMPT_COUNT,
     SCHEMA_VERSION,
     AppState,
@@ -40,8 +42,6 @@ from client.schema import (
     RingEntry,
     ToolName,
 )
-from client.sender import Delivery, Sender
-from client.sentlog import SentLog
 
 __all__ = ["FrictionReporter", "ReportInput", "build_signal", "default_client_info"]
 

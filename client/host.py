@@ -17,10 +17,10 @@ from jsonschema.exceptions import ValidationError
 
 from client.apps import AppProbe, StaticAppProbe
 from client.capture import capture_args
-from client.catalogue import Catalogue, Tool, load_catalogue
 from client.errors import ToolFailure
 from client.ring import Ring
-from client.schema import AppState, ArgShape, ErrorClass, Outcome, RingEntry, ToolName
+from contract.catalogue import Catalogue, Tool, load_catalogue
+from contract.schema import AppState, ArgShape, ErrorClass, Outcome, RingEntry, ToolName
 
 __all__ = ["FailureContext", "Handler", "Reply", "ToolError", "ToolHost", "ToolResult"]
 

@@ -32,8 +32,8 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from client import __version__
-from client.catalogue import Effect, Tool
 from client.host import ToolHost, ToolResult
+from contract.catalogue import Effect, Tool
 
 __all__ = ["GENERIC_ERROR", "build_server", "list_tools", "serve", "serve_command"]
 

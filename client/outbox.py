@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from client._files import atomic_write_bytes, file_lock
 from client.paths import LmcpHome
-from client.schema import FrictionSignal
+from contract.schema import FrictionSignal
 
 __all__ = ["MAX_SIGNALS", "Outbox", "OutboxAdd"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 
-from client.schema import RING_SIZE, RingEntry
+from contract.schema import RING_SIZE, RingEntry
 
 __all__ = ["Ring"]
 

@@ -19,11 +19,11 @@ from client.host import ToolHost
 from client.outbox import Outbox
 from client.paths import LmcpHome
 from client.recipes import recipe_handlers
-from client.schema import ClientInfo
 from client.sender import DEFAULT_URL, Sender
 from client.sentlog import SentLog
 from client.skills import skill_handlers
 from client.tools import builtin_handlers
+from contract.schema import ClientInfo
 
 __all__ = ["Runtime"]
 

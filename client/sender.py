@@ -27,7 +27,7 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
-from client.schema import FrictionSignal
+from contract.schema import FrictionSignal
 
 __all__ = ["DEFAULT_URL", "Delivery", "DeliveryReport", "Sender", "encode_batch"]
 

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from client._files import atomic_write_bytes, file_lock
 from client.paths import LmcpHome
-from client.schema import FrictionSignal
+from contract.schema import FrictionSignal
 
 __all__ = ["MAX_ENTRIES", "SentLog"]
 

@@ -7,25 +7,24 @@ checkpoints and closes the database.
 
 Routes: ``/healthz`` (alive), ``/readyz`` (database answers, writer running),
 ``POST /v1/signals`` (ingestion), ``/v1/signals/count`` and ``/v1/signals/export`` (team read
-API), plus the optional routers of Cloud Skills (``collector.skills.routes``) and triage
-(``analysis.web``) when they are installed. ``/docs`` shows them all.
+API), plus the routers the caller hands in (``routers``: the shell mounts triage from
+``analysis.web``; the collector never imports a package above it). ``/docs`` shows them all.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import APIRouter, FastAPI, Request
 from opentelemetry import metrics, trace
 from opentelemetry.sdk.metrics.export import MetricReader
 from opentelemetry.sdk.trace.export import SpanExporter
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from client._optional import import_optional
 from collector.db import Database
 from collector.errors import CatchAllMiddleware, ProblemError, install_error_handlers
 from collector.ingest_routes import INGEST_PATH, IngestEndpoint, document_ingestion
@@ -37,7 +36,7 @@ from collector.telemetry import RequestSpanMiddleware, Telemetry, service_versio
 from collector.writer import GroupCommitWriter, SignalSink, utc_today
 
 __all__ = [
-    "OPTIONAL_ROUTERS",
+    "RouterFactory",
     "CollectorApp",
     "create_app",
     "silence_access_log",
@@ -46,16 +45,8 @@ __all__ = [
 
 log = logging.getLogger("collector")
 
-#: Modules whose ``build_router(settings, db)`` is mounted when importable.
-OPTIONAL_ROUTERS = ("collector.skills.routes", "analysis.web")
-
-
-def _optional_router(module: str) -> Callable[..., Any] | None:
-    mod = import_optional(module)  # None: the [analysis] extra is not installed
-    if mod is None:
-        return None
-    build: Callable[..., Any] | None = getattr(mod, "build_router", None)
-    return build
+#: Builds an extra router from the app's settings and database (triage, handed in by the shell).
+RouterFactory = Callable[[CollectorSettings, Database], APIRouter]
 
 
 def silence_access_log() -> None:
@@ -124,6 +115,7 @@ class CollectorApp(FastAPI):
 def create_app(
     settings: CollectorSettings,
     *,
+    routers: Sequence[RouterFactory] = (),
     sink: SignalSink | None = None,
     span_exporter: SpanExporter | None = None,
     metric_reader: MetricReader | None = None,
@@ -133,6 +125,7 @@ def create_app(
 ) -> CollectorApp:
     """Build the collector.
 
+    ``routers`` are mounted beside the collector's own routes (the shell passes triage).
     ``sink`` replaces the DuckDB writer (the benchmark's validate-and-discard baseline).
     ``span_exporter``/``metric_reader`` plug in-memory exporters into the app's own providers
     (with its minimal Resource); ``tracer_provider``/``meter_provider`` replace the providers.
@@ -205,10 +198,8 @@ def create_app(
         return {"status": "ready"}
 
     app.include_router(build_read_router(db))
-    for module in OPTIONAL_ROUTERS:
-        build = _optional_router(module)
-        if build is not None:
-            app.include_router(build(settings, db))
+    for build in routers:
+        app.include_router(build(settings, db))
 
     install_error_handlers(app)
     # Around every route, innermost first: the catch-all, the rate limit, the request span.

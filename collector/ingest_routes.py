@@ -19,12 +19,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 from starlette.types import Receive, Scope, Send
 
-from client.schema import SignalBatch
 from collector.errors import PROBLEM_MEDIA_TYPE, ProblemError, WriteError, problem_response
 from collector.ingest import check_content_type, decode_body, validate_batch
 from collector.settings import CollectorSettings
 from collector.telemetry import Telemetry
 from collector.writer import SignalSink, WriteResult
+from contract.schema import SignalBatch
 
 __all__ = [
     "INGEST_PATH",

@@ -29,7 +29,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from client.schema import FrictionSignal
+from contract.schema import FrictionSignal
 
 __all__ = ["ROWS", "rows_from_models", "uuid_array"]
 

@@ -14,7 +14,7 @@ import platformdirs
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from collector.skills.principals import SkillPrincipal
+from cloudskills.principals import SkillPrincipal
 
 __all__ = ["CollectorSettings", "default_db_path"]
 

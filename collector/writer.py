@@ -45,13 +45,13 @@ from typing import NamedTuple, Protocol, overload
 import duckdb
 import pyarrow as pa
 
-from client.schema import FrictionSignal
 from collector._sql import load_sql
 from collector.db import Database
 from collector.errors import WriteError
 from collector.ingest import validate_batch
 from collector.rows import ROWS, rows_from_models
 from collector.telemetry import Telemetry
+from contract.schema import FrictionSignal
 
 __all__ = [
     "KEPT_MODELS_MAX",

@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from client.cli import app as lmcp
 from client.runtime import Runtime
+from lmcp.cli import app as lmcp
 from privacy_tests.audit.canaries import CanaryKind, canary_of
 from privacy_tests.audit.sockets import SocketGuard
 

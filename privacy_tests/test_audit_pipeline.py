@@ -38,8 +38,8 @@ from pydantic import SecretStr
 from analysis import Question, open_db
 from analysis.report import answer_all, build_report
 from client.runtime import Runtime
-from client.schema import ToolName
 from collector.settings import CollectorSettings
+from contract.schema import ToolName
 from privacy_tests.audit.canaries import Canary, CanaryKind, canaries
 from privacy_tests.audit.logs import LogCapture, attach_everywhere
 from privacy_tests.audit.otel import OtelCapture

@@ -20,9 +20,9 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 from typer.testing import CliRunner
 
-from client.cli import app as lmcp
-from client.datacatalogue import DataCatalogue, generate, render_json, render_markdown
 from collector.db import apply_migrations
+from lmcp.cli import app as lmcp
+from lmcp.datacatalogue import DataCatalogue, generate, render_json, render_markdown
 from privacy_tests.audit.schema import audit_catalogue, audit_model, audit_storage, load_reviewed
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "data-catalogue.md"

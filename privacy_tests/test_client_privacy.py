@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from client.runtime import Runtime
-from client.schema import FrictionSignal, SignalBatch
+from contract.schema import FrictionSignal, SignalBatch
 from privacy_tests.audit.canaries import Canary, canary
 from privacy_tests.audit.logs import capture_logs
 from privacy_tests.audit.scan import assert_no_leaks
@@ -54,7 +54,7 @@ def test_schema_audit_catches_free_fields() -> None:
 
 def test_importing_the_contract_loads_neither_httpx_nor_tenacity() -> None:
     code = (
-        "import sys, client.schema; "
+        "import sys, contract.schema; "
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in "
         "{'httpx', 'tenacity', 'httpcore', 'jsonschema', 'duckdb', 'fastapi', 'socket'}); "
         "print(','.join(bad))"

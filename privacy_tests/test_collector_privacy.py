@@ -29,8 +29,8 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from pydantic import SecretStr
 
-from client.schema import FrictionSignal
 from collector.settings import CollectorSettings
+from contract.schema import FrictionSignal
 from tests._servers import running_collector
 
 TOKEN = "privacy-test-token-not-secret"

@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 
 from client.runtime import Runtime
-from client.schema import ClientInfo, Platform
+from contract.schema import ClientInfo, Platform
 
 __all__ = ["ClientPlan", "ClientResult", "plan_fleet", "run_client"]
 

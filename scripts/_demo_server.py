@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import uvicorn
 
-from collector.app import create_app, tune_serving_process
-from collector.cli import uvicorn_config
+from collector.app import tune_serving_process
 from collector.settings import CollectorSettings
+from lmcp.apps import collector_app as create_app
+from lmcp.collector_cli import uvicorn_config
 
 
 def main() -> None:

@@ -3,7 +3,7 @@
 - ``running_collector(settings)`` serves ``create_app(settings)`` with uvicorn on a free
   127.0.0.1 port in a thread of this process and yields the base URL; shutdown is graceful
   (the writer flushes, the database closes).
-- ``collector_process(settings, port=...)`` runs ``python -m collector.cli serve`` in a child
+- ``collector_process(settings, port=...)`` runs ``python -m lmcp.collector_cli serve`` in a child
   process (settings passed as ``LMCP_COLLECTOR_*`` variables) and yields a ``CollectorProcess``
   whose ``.kill()`` sends SIGKILL: for crash tests.
 """
@@ -28,9 +28,9 @@ import httpx
 import uvicorn
 from pydantic import BaseModel, SecretStr
 
-from collector.app import create_app
-from collector.cli import uvicorn_config
 from collector.settings import CollectorSettings
+from lmcp.apps import collector_app as create_app
+from lmcp.collector_cli import uvicorn_config
 
 __all__ = [
     "CollectorProcess",
@@ -159,7 +159,7 @@ def collector_process(
     env.update(settings_env(settings))
     env["PYTHONPATH"] = str(REPO)
     cmd = [
-        sys.executable, "-m", "collector.cli", "serve",
+        sys.executable, "-m", "lmcp.collector_cli", "serve",
         "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning",
     ]  # fmt: skip
     with log_path.open("ab") as log_file:

@@ -7,8 +7,8 @@ import importlib
 import pytest
 
 MODULES = [
-    "client.schema",
-    "client.catalogue",
+    "contract.schema",
+    "contract.catalogue",
     "client.capture",
     "client.ring",
     "client.host",
@@ -18,10 +18,10 @@ MODULES = [
     "client.sender",
     "client.friction",
     "client.runtime",
-    "client.secrets_scan",
+    "contract.secrets_scan",
     "client.apps",
     "client.paths",
-    "client.datacatalogue",
+    "lmcp.datacatalogue",
     "client.tools",
     "client.recipes",
     "client.skills",
@@ -33,7 +33,7 @@ MODULES = [
     "collector.auth",
     "collector.ingest",
     "collector.writer",
-    "collector.skills.routes",
+    "cloudskills.routes",
     "analysis",
     "analysis.report",
     "analysis.web",
@@ -51,7 +51,7 @@ def test_all_names_exist_and_are_public(name: str) -> None:
 
 
 def test_schema_surface() -> None:
-    import client.schema as schema
+    import contract.schema as schema
 
     assert set(schema.__all__) == {
         "MAX_ARGS", "MAX_ATTEMPT_COUNT", "MAX_BATCH", "RING_SIZE", "SCHEMA_VERSION",

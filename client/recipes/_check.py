@@ -18,10 +18,10 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from client.catalogue import Catalogue, Tool
 from client.host import describe_validation_error
 from client.recipes._interpolate import ParamRef, RefSyntaxError, StepRef, find_refs, walk_strings
 from client.recipes._manifest import Manifest, Param, ToolStep, WaitStep, parse_manifest
+from contract.catalogue import Catalogue, Tool
 
 __all__ = ["NOT_IN_RECIPES", "Checked", "ManifestChecker", "ManifestError"]
 

@@ -16,8 +16,8 @@ from client.recipes._manifest import Manifest
 from client.recipes._runner import RunControl, run_recipe
 from client.recipes._share import ShareError, export_document, manifest_from_document
 from client.recipes._store import RecipeStore, StoreError
-from client.schema import ErrorClass, Outcome
 from client.tools import NotesStore
+from contract.schema import ErrorClass, Outcome
 
 __all__ = ["RecipeService", "cancel_running", "recipe_handlers"]
 

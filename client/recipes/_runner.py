@@ -25,7 +25,7 @@ from client.errors import ToolFailure
 from client.host import Reply, ToolHost
 from client.recipes._interpolate import RefSyntaxError, Unresolved, interpolate
 from client.recipes._manifest import Manifest, Param, ToolStep, WaitStep, type_matches
-from client.schema import ErrorClass, Outcome
+from contract.schema import ErrorClass, Outcome
 
 __all__ = ["RunControl", "bind_params", "plan", "run_recipe"]
 

@@ -21,7 +21,7 @@ from typing import Any
 import rfc8785
 
 from client.recipes._manifest import Manifest
-from client.secrets_scan import scan_json
+from contract.secrets_scan import scan_json
 
 __all__ = [
     "EXPORT_FORMAT",

@@ -18,7 +18,6 @@ import httpx
 
 from client.errors import ToolFailure
 from client.host import Handler, Reply
-from client.schema import ErrorClass, Outcome
 from client.skills._execute import (
     DEFAULT_LIMITS,
     INTERPRETERS,
@@ -27,6 +26,7 @@ from client.skills._execute import (
     run_script,
 )
 from client.skills._http import SkillsApi, skill_path
+from contract.schema import ErrorClass, Outcome
 
 __all__ = ["INTERPRETERS", "SAVE_PARAMETERS", "ScriptLimits", "SkillsApi", "skill_handlers"]
 

@@ -1,6 +1,6 @@
 """The collector's Cloud Skills error codes, mapped to LMCP's error classes and value-free texts.
 
-The server's codes are its contract (``collector/skills/problems.py``); a test checks that every
+The server's codes are its contract (``cloudskills/problems.py``); a test checks that every
 one of them is mapped here. A message is built only from this table and from codes and JSON
 pointers that pass a strict shape check: nothing the server sends is repeated verbatim.
 """
@@ -13,7 +13,7 @@ from types import MappingProxyType
 from typing import Any
 
 from client.errors import ToolFailure
-from client.schema import ErrorClass, Outcome
+from contract.schema import ErrorClass, Outcome
 
 __all__ = ["ISSUE_TOO_LARGE", "PROBLEM_CODES", "failure_from_problem"]
 

@@ -15,8 +15,8 @@ from urllib.parse import quote
 import httpx
 
 from client.errors import ToolFailure
-from client.schema import ErrorClass
 from client.skills._codes import failure_from_problem
+from contract.schema import ErrorClass
 
 __all__ = ["DEFAULT_SKILLS_URL", "SkillsApi"]
 

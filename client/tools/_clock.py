@@ -8,7 +8,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from client.errors import ToolFailure
-from client.schema import ErrorClass
+from contract.schema import ErrorClass
 
 __all__ = ["make_get_datetime"]
 

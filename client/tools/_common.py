@@ -8,7 +8,7 @@ from typing import Any
 from client.apps import AppProbe
 from client.errors import ToolFailure
 from client.host import Handler
-from client.schema import ErrorClass
+from contract.schema import ErrorClass
 
 __all__ = ["check_app", "guarded", "not_found", "opt_int", "opt_str"]
 

@@ -25,8 +25,8 @@ from typing import Any
 from client._files import fsync_dir, write_temp
 from client.errors import ToolFailure
 from client.host import Reply
-from client.schema import ErrorClass, Outcome
 from client.tools._common import not_found, opt_int, opt_str
+from contract.schema import ErrorClass, Outcome
 
 __all__ = ["OUTBOX", "SENDER", "Maildirs", "mail_handlers"]
 

@@ -20,8 +20,8 @@ from typing import Any
 from client._files import file_lock, write_new, write_replace
 from client.errors import ToolFailure
 from client.host import Reply
-from client.schema import ErrorClass, Outcome
 from client.tools._common import not_found, opt_int, opt_str
+from contract.schema import ErrorClass, Outcome
 
 __all__ = ["Note", "NotesStore", "notes_handlers"]
 

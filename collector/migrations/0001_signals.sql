@@ -1,5 +1,5 @@
 -- 0001: the signals table. Every column is an enum, a bool, a bounded int, a date or a UUID.
--- ENUM values mirror client/schema (a test checks); a new catalogue tool needs a new migration.
+-- ENUM values mirror contract/schema (a test checks); a new catalogue tool needs a new migration.
 -- No column can hold an address, a user agent, free text or a time finer than a day.
 
 CREATE TYPE friction_type AS ENUM ('repeated_failure', 'task_abandoned', 'workaround_needed', 'cannot_complete', 'other');

@@ -97,7 +97,7 @@ def audit_model(model: type[BaseModel], prefix: str = "") -> list[str]:
 
 # -- the reviewed data catalogue -----------------------------------------------------------------
 
-#: Which structural kinds (client.datacatalogue.CatalogueField.kind) each class may have.
+#: Which structural kinds (lmcp.datacatalogue.CatalogueField.kind) each class may have.
 CLASS_KINDS: dict[str, frozenset[str]] = {
     "constant": frozenset({"literal"}),
     "enum": frozenset({"enum", "string"}),  # string: an enum rendered as CSV text

@@ -15,15 +15,15 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from client.schema import (
+from collector.db import apply_migrations
+from collector.writer import flush_rows
+from contract.schema import (
     AppState,
     ArgShape,
     ClientInfo,
     FrictionSignal,
     RingEntry,
 )
-from collector.db import apply_migrations
-from collector.writer import flush_rows
 
 D0 = dt.date(2026, 3, 1)
 

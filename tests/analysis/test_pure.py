@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from analysis import FilterError, Filters, Period, Version
 from analysis._session import SESSION_SECONDS, make_session, session_valid
-from client.schema import Platform, ToolName
+from contract.schema import Platform, ToolName
 
 days = st.dates(min_value=dt.date(2020, 1, 1), max_value=dt.date(2030, 12, 31))
 versions = st.builds(

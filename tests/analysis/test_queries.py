@@ -10,7 +10,7 @@ import pytest
 
 import analysis
 from analysis import Filters, Period, Question, Version
-from client.schema import FrictionSignal, Platform, ToolName
+from contract.schema import FrictionSignal, Platform, ToolName
 from tests.analysis.conftest import day, many
 
 MakeDb = Callable[[Sequence[FrictionSignal]], duckdb.DuckDBPyConnection]

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import analysis
 from analysis import Filters, Question
-from client.schema import FrictionSignal
+from contract.schema import FrictionSignal
 from tests.analysis.conftest import day, signal, write_signals
 
 TOOLS = ("read_note", "list_notes", "send_email")

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from client.capture import BUCKET_BOUNDS, bucket, capture_args, shape_of
-from client.catalogue import load_catalogue
-from client.schema import ArgName, ArgType, SizeBucket
+from contract.catalogue import load_catalogue
+from contract.schema import ArgName, ArgType, SizeBucket
 
 ORDER = list(SizeBucket)
 json_values = st.recursive(

@@ -8,8 +8,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from client.catalogue import load_catalogue, raw_catalogue
-from client.schema import (
+from contract.catalogue import load_catalogue, raw_catalogue
+from contract.schema import (
     ArgName,
     ArgType,
     ErrorCategory,
@@ -43,7 +43,7 @@ def test_committed_json_schema_matches_the_model() -> None:
 
 def test_generated_names_match_the_catalogue() -> None:
     assert NAMES_PY.read_text(encoding="utf-8") == render_names(raw_catalogue()), (
-        "client/schema/_names.py is stale: run `make schema`"
+        "contract/schema/_names.py is stale: run `make schema`"
     )
 
 

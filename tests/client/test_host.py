@@ -10,7 +10,7 @@ import pytest
 from client.apps import StaticAppProbe
 from client.errors import ToolFailure
 from client.host import Reply, ToolHost
-from client.schema import AppState, ArgName, ErrorClass, Outcome, ToolName
+from contract.schema import AppState, ArgName, ErrorClass, Outcome, ToolName
 
 CANARY = "canary-7f3a@example.com"
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from client.outbox import Outbox
 from client.paths import LmcpHome
-from client.schema import ClientInfo, ErrorClass, FrictionSignal, FrictionType, Platform, ToolName
+from contract.schema import ClientInfo, ErrorClass, FrictionSignal, FrictionType, Platform, ToolName
 
 
 def sig() -> FrictionSignal:
@@ -80,7 +80,7 @@ WRITER = r"""
 import datetime as dt, sys, uuid
 from client.outbox import Outbox
 from client.paths import LmcpHome
-from client.schema import *
+from contract.schema import *
 box = Outbox(LmcpHome(__import__("pathlib").Path(sys.argv[1])))
 while True:
     box.add([FrictionSignal(schema_version=1, signal_id=uuid.uuid4(), day=dt.date(2026, 1, 1),

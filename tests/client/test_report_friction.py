@@ -8,9 +8,9 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from client.catalogue import load_catalogue
 from client.runtime import Runtime
-from client.schema import FrictionSignal
+from contract.catalogue import load_catalogue
+from contract.schema import FrictionSignal
 
 from .conftest import Recorder
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from client.catalogue import load_catalogue
 from client.ring import Ring
-from client.schema import Outcome, RingEntry
+from contract.catalogue import load_catalogue
+from contract.schema import Outcome, RingEntry
 
 CAT = load_catalogue()
 entries = st.builds(

@@ -10,8 +10,8 @@ import uuid
 import httpx
 import pytest
 
-from client.schema import ClientInfo, ErrorClass, FrictionSignal, FrictionType, Platform, ToolName
 from client.sender import Delivery, Sender, parse_retry_after
+from contract.schema import ClientInfo, ErrorClass, FrictionSignal, FrictionType, Platform, ToolName
 
 from .conftest import Recorder
 

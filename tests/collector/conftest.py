@@ -14,7 +14,8 @@ import pytest
 from hypothesis import strategies as st
 from pydantic import SecretStr
 
-from client.schema import (
+from collector.settings import CollectorSettings
+from contract.schema import (
     MAX_ARGS,
     RING_SIZE,
     AppState,
@@ -33,7 +34,6 @@ from client.schema import (
     SizeBucket,
     ToolName,
 )
-from collector.settings import CollectorSettings
 from tests._servers import running_collector
 
 READ_TOKEN = "test-read-token-not-a-secret"

@@ -12,8 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
-from collector.app import create_app
 from collector.settings import CollectorSettings
+from lmcp.apps import collector_app as create_app
 from tests.collector.conftest import (
     assert_problem,
     auth,
@@ -277,16 +277,14 @@ def test_unhandled_exception_is_a_generic_500(settings: CollectorSettings) -> No
         async def boom() -> None:
             raise Boom("secret-value-in-message")
 
-    from collector import app as app_module
+    import tests._servers as servers
 
-    original = app_module.create_app
+    original = servers.create_app
 
     def patched(s: CollectorSettings, **kw: Any) -> Any:
         app = original(s, **kw)
         add_boom(app)
         return app
-
-    import tests._servers as servers
 
     servers.create_app = patched  # type: ignore[attr-defined]
     try:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.bench_collector import _Bodies, _signal_template
-from client.schema import SignalBatch
+from contract.schema import SignalBatch
 
 
 @pytest.mark.parametrize("size", [1, 2, 100, 500])

@@ -10,15 +10,15 @@ import duckdb
 import pytest
 from typer.testing import CliRunner
 
-from collector.cli import app, build_settings, uvicorn_config
 from collector.db import apply_migrations
 from collector.writer import flush_rows
+from lmcp.collector_cli import app, build_settings, uvicorn_config
 from tests.collector.conftest import make_signal
 
 MODULES = [
     "collector.app",
     "collector.auth",
-    "collector.cli",
+    "lmcp.collector_cli",
     "collector.db",
     "collector.errors",
     "collector.ingest",

@@ -13,9 +13,9 @@ import time
 import duckdb
 import pytest
 
-from client.schema import FrictionSignal
 from client.sender import Delivery, Sender
 from collector.settings import CollectorSettings
+from contract.schema import FrictionSignal
 from tests._servers import collector_process, free_port
 from tests.collector.conftest import make_signal
 

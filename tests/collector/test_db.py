@@ -10,7 +10,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from client.schema import (
+from collector.db import Database, Migration, apply_migrations, discover_migrations
+from collector.errors import MigrationError
+from contract.schema import (
     ArgName,
     ArgType,
     ErrorCategory,
@@ -22,8 +24,6 @@ from client.schema import (
     SizeBucket,
     ToolName,
 )
-from collector.db import Database, Migration, apply_migrations, discover_migrations
-from collector.errors import MigrationError
 
 ENUMS: dict[str, type[StrEnum]] = {
     "friction_type": FrictionType,

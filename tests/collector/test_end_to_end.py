@@ -13,9 +13,9 @@ import pyarrow.parquet as pq
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from client.schema import FrictionSignal
 from client.sender import Delivery, Sender
 from collector.settings import CollectorSettings
+from contract.schema import FrictionSignal
 from tests._servers import running_collector
 from tests.collector.conftest import auth, expected_row, make_signal, read_rows, signals
 

@@ -11,11 +11,11 @@ import httpx
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from client.schema import FrictionSignal
 from collector.db import apply_migrations
 from collector.retention import first_kept_day, purge_expired
 from collector.settings import CollectorSettings
 from collector.writer import flush_rows
+from contract.schema import FrictionSignal
 from tests._servers import running_collector
 from tests.collector.conftest import auth, make_signal, read_rows
 

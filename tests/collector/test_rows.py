@@ -23,10 +23,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from client.schema import FrictionSignal, SignalBatch
 from collector._sql import load_sql
 from collector.db import apply_migrations
 from collector.writer import BodyOnly, FlushWork, WriteResult, flush_rows, insert_bodies
+from contract.schema import FrictionSignal, SignalBatch
 from tests.collector.conftest import TODAY, batch_body, expected_row, make_signal, signals
 
 CANARY = "CANARY-d41d8cd98f00b204"

@@ -16,7 +16,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from client.schema import FrictionSignal
 from collector.db import Database
 from collector.errors import WriteError
 from collector.ingest import validate_batch
@@ -30,6 +29,7 @@ from collector.writer import (
     WriteResult,
     flush_rows,
 )
+from contract.schema import FrictionSignal
 from tests.collector.conftest import (
     TODAY,
     batch_body,

@@ -13,10 +13,10 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 
-from client.catalogue import raw_catalogue
 from client.host import ToolHost, ToolResult
 from client.mcp_server import GENERIC_ERROR, build_server
 from client.runtime import Runtime
+from contract.catalogue import raw_catalogue
 from tests.mcp.conftest import mcp_session
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from client.cli import app
 from client.paths import LmcpHome
+from lmcp.cli import app
 from tests.recipes.conftest import make_host
 
 runner = CliRunner()

@@ -13,7 +13,7 @@ import pytest
 from client.host import ToolHost, ToolResult
 from client.paths import LmcpHome
 from client.recipes import Manifest, RunControl, ToolStep, WaitStep, recipe_filename, run_recipe
-from client.schema import ErrorClass, Outcome, RingEntry, ToolName
+from contract.schema import ErrorClass, Outcome, RingEntry, ToolName
 
 Save = Callable[..., ToolResult]
 Call = Callable[..., ToolResult]

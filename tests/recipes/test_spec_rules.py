@@ -14,7 +14,7 @@ import pytest
 from client.host import ToolHost, ToolResult
 from client.paths import LmcpHome
 from client.recipes import recipe_filename
-from client.schema import ErrorClass, Outcome
+from contract.schema import ErrorClass, Outcome
 from tests.recipes.conftest import DOC_EXAMPLE, Call, message, set_apps
 
 Save = Callable[..., ToolResult]

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from client.catalogue import load_catalogue
 from client.host import ToolResult
 from client.recipes import MAX_STEPS, ManifestChecker, ManifestError, parse_manifest
+from contract.catalogue import load_catalogue
 from tests.recipes.conftest import message
 
 Save = Callable[..., ToolResult]

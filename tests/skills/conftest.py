@@ -15,8 +15,8 @@ import httpx
 import pytest
 from jsonschema import Draft202012Validator
 
+from cloudskills.principals import SkillPrincipal, TeamMembership
 from collector.settings import CollectorSettings
-from collector.skills.principals import SkillPrincipal, TeamMembership
 from tests._servers import running_collector
 
 #: The cast: a key per token.

@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from collector.app import create_app
+from lmcp.apps import collector_app as create_app
 from tests.skills.conftest import make_settings, skill_body, token_of
 
 Api = Callable[[str], httpx.Client]
@@ -69,7 +69,7 @@ def test_no_route_can_update_or_delete_a_revision(tmp_path: Path) -> None:
 
 
 def test_no_statement_of_the_store_updates_or_deletes_revision_content() -> None:
-    folder = resources.files("collector.skills").joinpath("sql")
+    folder = resources.files("cloudskills").joinpath("sql")
     for entry in folder.iterdir():
         sql = entry.read_text("utf-8").upper()
         if "UPDATE" in sql or "DELETE" in sql:

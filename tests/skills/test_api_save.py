@@ -10,8 +10,8 @@ from collections.abc import Callable
 
 import httpx
 
-from collector.skills.envelope import ROOT_DATA_FIELDS
-from collector.skills.limits import MAX_COMPONENT_BYTES, MAX_INSTRUCTIONS_BYTES
+from cloudskills.envelope import ROOT_DATA_FIELDS
+from cloudskills.limits import MAX_COMPONENT_BYTES, MAX_INSTRUCTIONS_BYTES
 from tests.skills.conftest import skill_body
 
 Api = Callable[[str], httpx.Client]

@@ -13,8 +13,8 @@ import pytest
 
 from client.host import ToolHost
 from client.runtime import Runtime
-from client.schema import ErrorClass, Outcome
 from client.skills import skill_handlers
+from contract.schema import ErrorClass, Outcome
 from tests.skills.conftest import token_of
 
 HostFor = Callable[..., ToolHost]

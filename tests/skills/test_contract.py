@@ -12,15 +12,15 @@ import pytest
 from jsonschema import ValidationError as SchemaError
 from pydantic import ValidationError
 
-from client.catalogue import load_catalogue
 from client.skills import INTERPRETERS
 from client.skills import SAVE_PARAMETERS as CLIENT_SAVE_PARAMETERS
 from client.skills._codes import ISSUE_TOO_LARGE, PROBLEM_CODES
-from collector.skills.envelope import ROOT_DATA_FIELDS
-from collector.skills.limits import SCRIPT_INTERPRETERS
-from collector.skills.principals import SkillPrincipal
-from collector.skills.problems import CODES, ISSUE_CODES
-from collector.skills.validation import SAVE_PARAMETERS
+from cloudskills.envelope import ROOT_DATA_FIELDS
+from cloudskills.limits import SCRIPT_INTERPRETERS
+from cloudskills.principals import SkillPrincipal
+from cloudskills.problems import CODES, ISSUE_CODES
+from cloudskills.validation import SAVE_PARAMETERS
+from contract.catalogue import load_catalogue
 from tests.skills.conftest import check_envelope
 
 REPO = Path(__file__).resolve().parents[2]
@@ -109,20 +109,20 @@ def test_docs_describe_every_code_setting_and_route() -> None:
     "name",
     [
         "client.skills",
-        "collector.skills.auth",
-        "collector.skills.components",
-        "collector.skills.issues",
-        "collector.skills.envelope",
-        "collector.skills.hashing",
-        "collector.skills.limits",
-        "collector.skills.paths",
-        "collector.skills.principals",
-        "collector.skills.problems",
-        "collector.skills.records",
-        "collector.skills.routes",
-        "collector.skills.slugs",
-        "collector.skills.store",
-        "collector.skills.validation",
+        "cloudskills.auth",
+        "cloudskills.components",
+        "cloudskills.issues",
+        "cloudskills.envelope",
+        "cloudskills.hashing",
+        "cloudskills.limits",
+        "cloudskills.paths",
+        "cloudskills.principals",
+        "cloudskills.problems",
+        "cloudskills.records",
+        "cloudskills.routes",
+        "cloudskills.slugs",
+        "cloudskills.store",
+        "cloudskills.validation",
     ],
 )
 def test_public_surface_is_deliberate(name: str) -> None:

@@ -11,8 +11,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collector.skills.hashing import canonical_bytes, canonical_hash
-from collector.skills.validation import validate_save
+from cloudskills.hashing import canonical_bytes, canonical_hash
+from cloudskills.validation import validate_save
 
 
 def test_canonical_hash_is_sha256_of_rfc8785_json_of_the_documented_fields() -> None:

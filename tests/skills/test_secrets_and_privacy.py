@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from client.secrets_scan import RULES
-from collector.skills.validation import InvalidSkill, validate_save
+from cloudskills.validation import InvalidSkill, validate_save
+from contract.secrets_scan import RULES
 
 FAKE_SECRETS: dict[str, str] = {
     "private_key_block": (

@@ -12,11 +12,11 @@ import duckdb
 import pyarrow as pa
 import pytest
 
+from cloudskills import store
+from cloudskills.problems import SkillProblem
+from cloudskills.records import SkillScope
+from cloudskills.validation import SkillDraft, validate_save
 from collector.db import Database
-from collector.skills import store
-from collector.skills.problems import SkillProblem
-from collector.skills.records import SkillScope
-from collector.skills.validation import SkillDraft, validate_save
 
 NOW = dt.datetime(2026, 1, 2, 3, 4, 5)
 ANN = SkillScope.personal("ann")

@@ -15,14 +15,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collector.skills.limits import (
+from cloudskills.limits import (
     MAX_COMPONENT_BYTES,
     MAX_COMPONENTS,
     MAX_INSTRUCTIONS_BYTES,
 )
-from collector.skills.paths import path_problem
-from collector.skills.slugs import derive_slug, is_valid_slug
-from collector.skills.validation import InvalidSkill, Issue, validate_save
+from cloudskills.paths import path_problem
+from cloudskills.slugs import derive_slug, is_valid_slug
+from cloudskills.validation import InvalidSkill, Issue, validate_save
 
 
 def body(**overrides: Any) -> dict[str, Any]:

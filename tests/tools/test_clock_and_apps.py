@@ -5,8 +5,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from client.paths import LmcpHome
-from client.schema import ErrorClass
 from client.tools._clock import make_get_datetime
+from contract.schema import ErrorClass
 from tests.tools.conftest import Call, set_apps
 
 

@@ -5,7 +5,7 @@ import os
 import pytest
 
 from client.paths import LmcpHome
-from client.schema import ErrorClass, Outcome
+from contract.schema import ErrorClass, Outcome
 from tests.tools.conftest import Call
 
 

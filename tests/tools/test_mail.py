@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from client.paths import LmcpHome
-from client.schema import ErrorClass, Outcome
 from client.tools import Maildirs
+from contract.schema import ErrorClass, Outcome
 from tests.tools.conftest import Call
 
 

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from client.paths import LmcpHome
-from client.schema import ErrorClass, Outcome
+from contract.schema import ErrorClass, Outcome
 from tests.tools.conftest import Call
 
 

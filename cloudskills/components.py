@@ -15,10 +15,9 @@ from typing import Any
 
 import rfc8785
 
-from client.secrets_scan import scan_json
-from collector.skills.hashing import content_hash
-from collector.skills.issues import Issue, make_issue, secret_issues, utf8_size
-from collector.skills.limits import (
+from cloudskills.hashing import content_hash
+from cloudskills.issues import Issue, make_issue, secret_issues, utf8_size
+from cloudskills.limits import (
     COMPONENT_FIELDS,
     COMPONENT_TYPES,
     DEFAULT_MIME_BY_SUFFIX,
@@ -28,7 +27,8 @@ from collector.skills.limits import (
     MAX_METADATA_BYTES,
     SCRIPT_INTERPRETERS,
 )
-from collector.skills.paths import path_key, path_problem
+from cloudskills.paths import path_key, path_problem
+from contract.secrets_scan import scan_json
 
 __all__ = ["Component", "ParsedComponents", "component_secrets", "parse_components"]
 

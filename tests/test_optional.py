@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from client._optional import import_optional
+from lmcp._optional import import_optional
 
 
 def test_present_module_is_returned() -> None:
-    module = import_optional("client.schema")
+    module = import_optional("contract.schema")
     assert module is not None and hasattr(module, "FrictionSignal")
 
 

@@ -110,28 +110,3 @@ def flush() -> None:
         f"delivered {result['delivered']}, refused {result['rejected']}, "
         f"still queued {result['pending']}"
     )
-
-
-@app.command()
-def catalogue(
-    markdown: Annotated[
-        bool, typer.Option("--markdown", help="Print Markdown (docs/data-catalogue.md).")
-    ] = False,
-    raw: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-) -> None:
-    """Print the data catalogue: every field the pipeline sends or keeps, generated from code."""
-    from client.datacatalogue import generate, render_json, render_markdown
-
-    data = generate()
-    if raw:
-        typer.echo(render_json(data), nl=False)
-    elif markdown:
-        typer.echo(render_markdown(data), nl=False)
-    else:
-        for fmt in data.formats:
-            table = Table("field", "type", "values", "example", title=f"{fmt.title} ({fmt.key})")
-            for f in fmt.fields:
-                table.add_row(f.name, f.type, f.values, f.example)
-            console.print(table)
-        for omitted in data.omitted:
-            console.print(f"omitted: {omitted}")

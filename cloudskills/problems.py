@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal
 
-from collector.skills.issues import Issue
+from cloudskills.issues import Issue
 
 __all__ = ["CODES", "ISSUE_CODES", "ProblemClass", "SkillProblem"]
 

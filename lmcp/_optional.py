@@ -11,7 +11,7 @@ from types import ModuleType
 
 __all__ = ["import_optional"]
 
-_OWN_PACKAGES = frozenset({"client", "collector", "analysis"})
+_OWN_PACKAGES = frozenset({"contract", "client", "collector", "cloudskills", "analysis", "lmcp"})
 
 
 def import_optional(module: str) -> ModuleType | None:

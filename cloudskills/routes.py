@@ -10,7 +10,7 @@
     POST /v1/skills/{slug}/revisions/{revision_id}/reject?team=    proposed -> rejected
 
 No route updates or deletes a revision's content. Every error is the collector's problem+json
-with a stable ``code`` (see :mod:`collector.skills.problems`).
+with a stable ``code`` (see :mod:`cloudskills.problems`).
 """
 
 from __future__ import annotations
@@ -25,11 +25,8 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from client.catalogue import load_catalogue
-from collector.db import Database
-from collector.errors import ProblemError
-from collector.skills import store
-from collector.skills.auth import (
+from cloudskills import store
+from cloudskills.auth import (
     Authenticator,
     read_scope,
     require_reviewer,
@@ -37,7 +34,7 @@ from collector.skills.auth import (
     require_scope,
     write_scope,
 )
-from collector.skills.envelope import (
+from cloudskills.envelope import (
     DRAFT,
     NOT_LIVE,
     PROPOSED,
@@ -48,11 +45,14 @@ from collector.skills.envelope import (
     revisions_envelope,
     root_envelope,
 )
-from collector.skills.limits import MAX_QUERY_CHARS, MAX_SAVE_BODY_BYTES
-from collector.skills.principals import SkillPrincipal
-from collector.skills.problems import SkillProblem
-from collector.skills.records import SkillScope
-from collector.skills.validation import InvalidSkill, SkillDraft, validate_save
+from cloudskills.limits import MAX_QUERY_CHARS, MAX_SAVE_BODY_BYTES
+from cloudskills.principals import SkillPrincipal
+from cloudskills.problems import SkillProblem
+from cloudskills.records import SkillScope
+from cloudskills.validation import InvalidSkill, SkillDraft, validate_save
+from collector.db import Database
+from collector.errors import ProblemError
+from contract.catalogue import load_catalogue
 
 __all__ = ["build_router"]
 

@@ -25,10 +25,10 @@ from typing import Any, TypeVar
 import duckdb
 import rfc8785
 
-from collector.skills.hashing import content_hash
-from collector.skills.limits import ROOT_PATH
-from collector.skills.problems import SkillProblem
-from collector.skills.records import (
+from cloudskills.hashing import content_hash
+from cloudskills.limits import ROOT_PATH
+from cloudskills.problems import SkillProblem
+from cloudskills.records import (
     ManifestEntry,
     Resource,
     RevisionRecord,
@@ -36,7 +36,7 @@ from collector.skills.records import (
     Status,
     Summary,
 )
-from collector.skills.validation import SkillDraft
+from cloudskills.validation import SkillDraft
 
 __all__ = [
     "SaveOutcome",

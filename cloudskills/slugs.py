@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from collector.skills.limits import MAX_SLUG_CHARS
+from cloudskills.limits import MAX_SLUG_CHARS
 
 __all__ = ["SLUG_PATTERN", "derive_slug", "is_valid_slug"]
 

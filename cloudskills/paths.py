@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from collector.skills.limits import MAX_PATH_CHARS, ROOT_PATH
+from cloudskills.limits import MAX_PATH_CHARS, ROOT_PATH
 
 __all__ = ["RESERVED_TOP_LEVEL", "path_key", "path_problem"]
 

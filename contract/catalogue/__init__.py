@@ -14,7 +14,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from client.schema import ArgName, Outcome, RingEntry, ToolName
+from contract.schema import ArgName, Outcome, RingEntry, ToolName
 
 __all__ = ["Catalogue", "Effect", "Tool", "load_catalogue"]
 

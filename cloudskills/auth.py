@@ -9,9 +9,9 @@ from __future__ import annotations
 import hmac
 from collections.abc import Sequence
 
-from collector.skills.principals import Scope, SkillPrincipal, Tier
-from collector.skills.problems import SkillProblem
-from collector.skills.records import SkillScope
+from cloudskills.principals import Scope, SkillPrincipal, Tier
+from cloudskills.problems import SkillProblem
+from cloudskills.records import SkillScope
 
 __all__ = [
     "SAVE_MIN_TIER",

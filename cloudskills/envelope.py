@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from collector.skills.limits import SCHEMA_VERSION
-from collector.skills.records import Resource, RevisionRecord, Summary
+from cloudskills.limits import SCHEMA_VERSION
+from cloudskills.records import Resource, RevisionRecord, Summary
 
 __all__ = [
     "ROOT_DATA_FIELDS",

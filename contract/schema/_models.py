@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import UUID4, BaseModel, ConfigDict, Field
 
-from client.schema._enums import (
+from contract.schema._enums import (
     ArgType,
     ErrorCategory,
     ErrorClass,
@@ -21,7 +21,7 @@ from client.schema._enums import (
     Platform,
     SizeBucket,
 )
-from client.schema._names import ArgName, ToolName
+from contract.schema._names import ArgName, ToolName
 
 SCHEMA_VERSION: Literal[1] = 1
 #: The versions a collector accepts: the current and the previous one (v1 is the first).

@@ -3,7 +3,7 @@
 Imports only the standard library and pydantic (a privacy test proves it).
 """
 
-from client.schema._enums import (
+from contract.schema._enums import (
     ArgType,
     ErrorCategory,
     ErrorClass,
@@ -13,7 +13,7 @@ from client.schema._enums import (
     Platform,
     SizeBucket,
 )
-from client.schema._models import (
+from contract.schema._models import (
     MAX_ARGS,
     MAX_ATTEMPT_COUNT,
     MAX_BATCH,
@@ -27,7 +27,7 @@ from client.schema._models import (
     RingEntry,
     SignalBatch,
 )
-from client.schema._names import ArgName, ToolName
+from contract.schema._names import ArgName, ToolName
 
 __all__ = [
     "MAX_ARGS",

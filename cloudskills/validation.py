@@ -1,7 +1,7 @@
 """Validation of a ``save_cloud_skill`` request: pure, total, value-free.
 
 ``validate_save(body)`` returns a :class:`SkillDraft` or raises :class:`InvalidSkill` holding
-every :class:`Issue` found (components are checked by :mod:`collector.skills.components`).
+every :class:`Issue` found (components are checked by :mod:`cloudskills.components`).
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from collector.skills.components import Component, component_secrets, parse_components
-from collector.skills.hashing import canonical_hash
-from collector.skills.issues import (
+from cloudskills.components import Component, component_secrets, parse_components
+from cloudskills.hashing import canonical_hash
+from cloudskills.issues import (
     InvalidSkill,
     Issue,
     IssueKind,
@@ -20,12 +20,12 @@ from collector.skills.issues import (
     secret_issues,
     utf8_size,
 )
-from collector.skills.limits import (
+from cloudskills.limits import (
     MAX_DESCRIPTION_CHARS,
     MAX_INSTRUCTIONS_BYTES,
     MAX_NAME_CHARS,
 )
-from collector.skills.slugs import derive_slug, is_valid_slug
+from cloudskills.slugs import derive_slug, is_valid_slug
 
 __all__ = [
     "SAVE_PARAMETERS",

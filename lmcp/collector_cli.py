@@ -63,13 +63,14 @@ def serve(
     """Run the collector under uvicorn until interrupted."""
     import uvicorn
 
-    from collector.app import create_app, silence_access_log, tune_serving_process
+    from collector.app import silence_access_log, tune_serving_process
+    from lmcp.apps import collector_app
 
     settings = build_settings(host=host, port=port, db=db)
     tune_serving_process()
     logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     silence_access_log()
-    uvicorn.run(create_app(settings), **uvicorn_config(settings, log_level=log_level))
+    uvicorn.run(collector_app(settings), **uvicorn_config(settings, log_level=log_level))
 
 
 @app.command()

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from client.secrets_scan import find_secrets
+from contract.secrets_scan import find_secrets
 
 __all__ = ["InvalidSkill", "Issue", "IssueKind", "make_issue", "secret_issues", "utf8_size"]
 
