@@ -25,12 +25,15 @@ import statistics
 import tempfile
 import time
 import uuid
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from benchmarks._timing import percentile, table, verdict
+from collector.flush import WriteResult
+from contract.schema import FrictionSignal
 
 BATCHES = (1, 100, 500)
 CONNECTIONS = {1: 64, 100: 48, 500: 16}
@@ -66,22 +69,30 @@ def _bare_app() -> Any:
     return app
 
 
+class DiscardSink:
+    """A ``collector.writer.SignalSink`` that accepts everything and stores nothing: the
+    validate-and-discard baseline (a)."""
+
+    async def submit(
+        self, signals: Sequence[FrictionSignal], body: bytes | None = None
+    ) -> WriteResult:
+        return WriteResult(len(signals), 0)
+
+
 def _serve(kind: str, port: int, db_path: str) -> None:
     import logging
 
     import uvicorn
 
     logging.disable(logging.WARNING)
-    from collector.app import tune_serving_process
     from collector.settings import CollectorSettings
-    from lmcp.collector_cli import uvicorn_config
+    from lmcp.collector_cli import tune_serving_process, uvicorn_config
 
     tune_serving_process()  # as `lmcp collector serve` does, for all three servers
     if kind == "bare":
         app = _bare_app()
     else:
         from collector.app import create_app
-        from collector.writer import DiscardSink
 
         settings = CollectorSettings(db_path=Path(db_path), rate_limit_enabled=False)
         app = create_app(settings, sink=DiscardSink() if kind == "discard" else None)

@@ -2,8 +2,8 @@
 
 Ingestion is the collector's one hot route, so it is a plain ASGI endpoint
 (``IngestEndpoint``), dispatched by ``collector.app.CollectorApp`` before FastAPI's router and
-request machinery: those cost ~80 µs a request, more than validating a one-signal batch
-(measured in ``benchmarks/bench_collector.py``). Everything else a route gets still applies to
+request machinery: those cost more per request than validating a one-signal batch
+(``docs/write-path.md``). Everything else a route gets still applies to
 it: the middlewares around it (rate limit, request span, catch-all), the one problem+json
 error shape, and its operation in ``/openapi.json`` (``document_ingestion``).
 
@@ -20,10 +20,11 @@ from pydantic import BaseModel, ConfigDict
 from starlette.types import Receive, Scope, Send
 
 from collector.errors import PROBLEM_MEDIA_TYPE, ProblemError, WriteError, problem_response
+from collector.flush import WriteResult
 from collector.ingest import check_content_type, decode_body, validate_batch
 from collector.settings import CollectorSettings
 from collector.telemetry import Telemetry
-from collector.writer import SignalSink, WriteResult
+from collector.writer import SignalSink
 from contract.schema import SignalBatch
 
 __all__ = [
@@ -99,7 +100,7 @@ def _headers(scope: Scope) -> tuple[str | None, str | None, str | None]:
 class IngestEndpoint:
     """``POST /v1/signals`` as an ASGI app; any other method is a 405 problem.
 
-    The sink is the app's (``scope["app"].state.sink``): the group-commit writer, or the
+    The sink is the app's (``scope["app"].state.sink``): the group-commit writer, or a
     benchmark's discarding sink.
     """
 

@@ -1,17 +1,20 @@
-"""Validated signals become rows: the pure core of the write path.
+"""Validated signals become rows: the ``signals`` row shape, and the pure core of the write path.
 
-Two ways, both exact (``tests/collector/test_rows.py`` stores every legal spelling both ways):
+``SIGNAL_COLUMNS`` is the ONE definition of the ``signals`` row: every other place that names
+its columns (the migration, the SQL files of the write and read paths, the synthetic data) is
+compared with it by ``tests/collector/test_signal_columns.py``.
 
-- **A large flush** hands DuckDB the very bodies it validated with the shared strict model
-  (``collector/sql/insert_bodies.sql``): ``json_transform_strict`` parses them and SQL derives
-  the stored columns, all in DuckDB's C++, which runs mostly without the GIL while the event
-  loop keeps validating. Nothing is shaped in Python.
-- **A small flush** (``ROWS``, ``rows_from_models``): a few dozen rows, written while the event
-  loop mostly waits for them. Python shapes them from the models in well under a millisecond,
-  and ``collector/sql/insert_rows.sql`` only casts: DuckDB plans it ~2-3 ms faster, most of a
-  small flush's cost. A large flush whose bodies DuckDB refuses is written this way too.
+A flush is stored one of two ways, both exact (``tests/collector/test_rows.py`` stores every
+legal spelling both ways):
 
-The two parsers of the large path must agree on every value. Where pydantic and DuckDB could
+- **From the request bodies** (``collector/sql/insert_bodies.sql``): DuckDB parses the very
+  bodies pydantic validated with ``json_transform_strict`` and derives the stored columns in
+  C++, which runs mostly without the GIL while the event loop keeps validating.
+- **From the models** (``ROWS``, ``rows_from_models``): Python shapes the rows into Arrow
+  columns and ``collector/sql/insert_rows.sql`` only casts, which DuckDB plans faster than the
+  derivations. A flush whose bodies DuckDB refuses is written this way too.
+
+The two parsers of the bodies path must agree on every value. Where pydantic and DuckDB could
 read one body two ways, DuckDB refuses the body, and the flush is written from its models:
 
 - **A repeated key.** pydantic keeps the last value; DuckDB refuses the object ("duplicate
@@ -31,39 +34,46 @@ import pyarrow as pa
 
 from contract.schema import FrictionSignal
 
-__all__ = ["ROWS", "rows_from_models", "uuid_array"]
+__all__ = ["RECEIVED_DAY", "ROWS", "SIGNAL_COLUMNS", "rows_from_models", "uuid_array"]
 
 _S = pa.string()
 _UUID = pa.uuid()
 
-#: The rows of a small flush, shaped in Python from the validated models (``rows_from_models``):
-#: the ``signals`` table's columns, enum members as their strings.
-ROWS = pa.schema(
-    [
-        ("signal_id", pa.uuid()),
-        ("schema_version", pa.uint8()),
-        ("day", pa.date32()),
-        ("friction_type", _S),
-        ("error_category", _S),
-        ("intent_category", _S),
-        ("tool_attempted", _S),
-        ("attempt_count", pa.uint8()),
-        ("error_class", _S),
-        ("args", pa.list_(pa.struct([("name", _S), ("type", _S), ("size", _S)]))),
-        ("ring", pa.list_(pa.struct([("tool", _S), ("outcome", _S)]))),
-        ("prev1_tool", _S),
-        ("prev1_outcome", _S),
-        ("prev2_tool", _S),
-        ("prev2_outcome", _S),
-        ("app_installed", pa.bool_()),
-        ("app_running", pa.bool_()),
-        ("app_permitted", pa.bool_()),
-        ("client_version_major", pa.uint16()),
-        ("client_version_minor", pa.uint16()),
-        ("client_version_patch", pa.uint16()),
-        ("client_platform", _S),
-    ]
+#: The column the collector sets at insert (its UTC day), not shaped from a signal.
+RECEIVED_DAY = "received_day"
+
+#: The ``signals`` row, in table order: each column's name and its Arrow type (enum values as
+#: their strings; DuckDB casts them to its ENUM types on insert). Add a column here, in a new
+#: migration, and where the test of this tuple points.
+SIGNAL_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
+    ("signal_id", _UUID),
+    ("schema_version", pa.uint8()),
+    ("day", pa.date32()),
+    (RECEIVED_DAY, pa.date32()),
+    ("friction_type", _S),
+    ("error_category", _S),
+    ("intent_category", _S),
+    ("tool_attempted", _S),
+    ("attempt_count", pa.uint8()),
+    ("error_class", _S),
+    ("args", pa.list_(pa.struct([("name", _S), ("type", _S), ("size", _S)]))),
+    ("ring", pa.list_(pa.struct([("tool", _S), ("outcome", _S)]))),
+    ("prev1_tool", _S),
+    ("prev1_outcome", _S),
+    ("prev2_tool", _S),
+    ("prev2_outcome", _S),
+    ("app_installed", pa.bool_()),
+    ("app_running", pa.bool_()),
+    ("app_permitted", pa.bool_()),
+    ("client_version_major", pa.uint16()),
+    ("client_version_minor", pa.uint16()),
+    ("client_version_patch", pa.uint16()),
+    ("client_platform", _S),
 )
+
+#: The rows shaped in Python from the validated models (``rows_from_models``): every column of
+#: ``SIGNAL_COLUMNS`` but ``RECEIVED_DAY``, which the INSERT adds.
+ROWS = pa.schema([(name, kind) for name, kind in SIGNAL_COLUMNS if name != RECEIVED_DAY])
 
 
 def _list_of_structs(
@@ -81,7 +91,7 @@ def rows_from_models(signals: Sequence[FrictionSignal]) -> pa.Table:
 
     Built column by column from flat Python lists: the nested ``args`` and ``ring`` columns are
     flat child arrays plus offsets, and enum members go in as their plain ``str`` values
-    (``_value_``): pyarrow converts a ``str`` subclass ~4x slower than a ``str``.
+    (``_value_``), which pyarrow converts faster than a ``str`` subclass.
     """
     cols: list[list[Any]] = [[] for _ in ROWS.names]
     (

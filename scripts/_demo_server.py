@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import uvicorn
 
-from collector.app import tune_serving_process
 from collector.settings import CollectorSettings
 from lmcp.apps import collector_app as create_app
-from lmcp.collector_cli import uvicorn_config
+from lmcp.collector_cli import tune_serving_process, uvicorn_config
 
 
 def main() -> None:

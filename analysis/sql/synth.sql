@@ -4,7 +4,8 @@
 -- $end_day), version adoption waves and a regression (search_files timeouts from 1.4.0), app
 -- state consistent with the error class, and ring patterns where retries and "list, then
 -- fail" dominate. Deterministic apart from signal_id (random, as on the wire).
-INSERT INTO signals
+-- Columns are matched BY NAME (their one definition: collector/rows.py SIGNAL_COLUMNS).
+INSERT INTO signals BY NAME
 WITH
 u AS (
     SELECT

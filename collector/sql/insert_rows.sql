@@ -1,20 +1,8 @@
--- One SMALL flush of the group-commit writer in one INSERT, one transaction: the registered
--- Arrow table `incoming` holds the rows already shaped from the validated models
--- (collector/rows.py, ROWS; ids distinct within the flush), so DuckDB only casts: planning the
--- derivations of insert_bodies.sql costs ~2-3 ms, most of a small flush. Enum strings are
--- cast to the ENUM types here. On a stored id, see insert_table in collector/writer.py.
+-- One flush written from its models, in one INSERT, one transaction: the registered Arrow
+-- table `incoming` holds the rows already shaped from the validated models (collector/rows.py,
+-- ROWS; ids distinct within the flush), so DuckDB only casts the enum strings to the ENUM
+-- types (a value outside them fails the statement). Columns are matched BY NAME: their one
+-- definition is collector/rows.py SIGNAL_COLUMNS. On a stored id, see collector/store.py.
 -- $1: received_day (the collector's UTC day).
-INSERT INTO signals (
-    signal_id, schema_version, day, received_day, friction_type, error_category,
-    intent_category, tool_attempted, attempt_count, error_class, args, ring,
-    prev1_tool, prev1_outcome, prev2_tool, prev2_outcome,
-    app_installed, app_running, app_permitted,
-    client_version_major, client_version_minor, client_version_patch, client_platform
-)
-SELECT
-    signal_id, schema_version, day, $1, friction_type, error_category,
-    intent_category, tool_attempted, attempt_count, error_class, args, ring,
-    prev1_tool, prev1_outcome, prev2_tool, prev2_outcome,
-    app_installed, app_running, app_permitted,
-    client_version_major, client_version_minor, client_version_patch, client_platform
-FROM incoming
+INSERT INTO signals BY NAME
+SELECT *, $1 AS received_day FROM incoming

@@ -25,7 +25,8 @@ from pydantic import BaseModel
 
 from collector._sql import load_sql
 from collector.db import apply_migrations
-from collector.writer import BodyOnly, FlushWork, WriteResult, flush_rows, insert_bodies
+from collector.flush import BodyOnly, Flush, WriteResult
+from collector.store import DuckDBStore, flush_rows, insert_bodies
 from contract.schema import FrictionSignal, SignalBatch
 from tests.collector.conftest import TODAY, batch_body, expected_row, make_signal, signals
 
@@ -201,11 +202,13 @@ def test_a_repeated_key_is_refused_and_the_flush_written_from_its_models(
     _refused(con, [batch_body(good), bad], [2, 1])
     assert _stored(con) == {}  # the refused statement wrote nothing
     if body_only:
-        work = FlushWork([BodyOnly(batch_body(good), 2), BodyOnly(bad, 1)], [batch_body(good), bad])
-        results, refused = work.write(con, TODAY)  # refused: the bodies path was taken first
+        work = Flush([BodyOnly(batch_body(good), 2), BodyOnly(bad, 1)], [batch_body(good), bad])
+        results, refused = DuckDBStore(con).write(
+            work, TODAY
+        )  # refused: the bodies path was taken first
     else:
-        work = FlushWork([good, [bad_signal]], [batch_body(good), bad])
-        results, refused = work.write(con, TODAY, from_bodies=True)
+        work = Flush([good, [bad_signal]], [batch_body(good), bad])
+        results, refused = DuckDBStore(con).write(work, TODAY, from_bodies=True)
     assert (results, refused) == ([WriteResult(2, 0), WriteResult(1, 0)], True)
     stored = _stored(con)
     assert stored == {s.signal_id: expected_row(s) for s in [*good, bad_signal]}
@@ -215,7 +218,7 @@ def test_a_repeated_key_is_refused_and_the_flush_written_from_its_models(
 def test_body_only_validates_only_when_its_signals_are_read(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import collector.writer as writer_module
+    import collector.flush as flush_module
 
     batch = [make_signal(), make_signal(), make_signal()]
     calls: list[bytes] = []
@@ -224,7 +227,7 @@ def test_body_only_validates_only_when_its_signals_are_read(
         calls.append(body)
         return SignalBatch.model_validate_json(body, strict=True)
 
-    monkeypatch.setattr(writer_module, "validate_batch", counting)
+    monkeypatch.setattr(flush_module, "validate_batch", counting)
     waiting = BodyOnly(batch_body(batch), len(batch))
     assert len(waiting) == 3 and calls == []
     assert list(waiting) == batch and waiting[1] == batch[1] and list(waiting[1:]) == batch[1:]
@@ -246,8 +249,8 @@ def test_stored_and_repeated_ids_are_refused_then_counted_as_duplicates(
     _refused(con, [batch_body([a, b])], [2])  # a is stored
     _refused(con, [batch_body([b]), batch_body([b, c])], [1, 2])  # b twice in one flush
     assert set(_stored(con)) == {a.signal_id}
-    work = FlushWork([[a, b], [b, c]], [batch_body([a, b]), batch_body([b, c])])
-    results, refused = work.write(con, TODAY, from_bodies=True)
+    work = Flush([[a, b], [b, c]], [batch_body([a, b]), batch_body([b, c])])
+    results, refused = DuckDBStore(con).write(work, TODAY, from_bodies=True)
     assert (results, refused) == ([WriteResult(1, 1), WriteResult(1, 1)], True)
     assert set(_stored(con)) == {a.signal_id, b.signal_id, c.signal_id}
 
@@ -284,8 +287,8 @@ def test_a_flush_with_a_request_without_body_is_written_from_models_not_refused(
     con: duckdb.DuckDBPyConnection,
 ) -> None:
     with_body, without = [make_signal()], [make_signal(), make_signal()]
-    work = FlushWork([with_body, without], [batch_body(with_body), None])
-    results, refused = work.write(con, TODAY, from_bodies=True)
+    work = Flush([with_body, without], [batch_body(with_body), None])
+    results, refused = DuckDBStore(con).write(work, TODAY, from_bodies=True)
     assert (results, refused) == ([WriteResult(1, 0), WriteResult(2, 0)], False)
     assert set(_stored(con)) == {s.signal_id for s in [*with_body, *without]}
 

@@ -18,17 +18,12 @@ from hypothesis import strategies as st
 
 from collector.db import Database
 from collector.errors import WriteError
+from collector.flush import Flush, FlushPlan, WriteResult
 from collector.ingest import validate_batch
 from collector.settings import CollectorSettings
+from collector.store import DuckDBStore, SignalStore, TakeFlush, Written, flush_rows
 from collector.telemetry import Telemetry
-from collector.writer import (
-    FOLLOW_S,
-    KEPT_MODELS_MAX,
-    FlushPlan,
-    GroupCommitWriter,
-    WriteResult,
-    flush_rows,
-)
+from collector.writer import FOLLOW_S, KEPT_MODELS_MAX, GroupCommitWriter
 from contract.schema import FrictionSignal
 from tests.collector.conftest import (
     TODAY,
@@ -83,49 +78,49 @@ def test_rows_read_back_field_by_field(
     assert got == [WriteResult(len(batch), 0)]
     cur = con.execute("SELECT * EXCLUDE (received_day) FROM signals")
     names = [d[0] for d in cur.description or []]
-    got = {row[0]: dict(zip(names, row, strict=True)) for row in cur.fetchall()}
+    stored = {row[0]: dict(zip(names, row, strict=True)) for row in cur.fetchall()}
     con.close()
     for signal in batch:
-        assert got[signal.signal_id] == expected_row(signal)
+        assert stored[signal.signal_id] == expected_row(signal)
 
 
-class _BrokenConnection:
-    """A DuckDB connection whose statements fail (a disk error, say)."""
+class _BrokenStore:
+    """A store whose flushes fail before they write anything (a disk error, say)."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
-        self._con = con
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._con, name)
-
-    def execute(self, *args: Any, **kwargs: Any) -> Any:
+    def write(self, flush: Flush, received_day: dt.date) -> Written:
         raise OSError("disk full")
+
+    def write_streamed(self, received_day: dt.date, take: TakeFlush) -> Written:
+        raise OSError("disk full")
+
+    def close(self) -> None:
+        pass
 
 
 class FailingOnceWriter(GroupCommitWriter):
-    """The real writer whose next flush meets a failing database; it counts its flushes."""
+    """The real writer on the real store, whose next flush fails; it counts its flushes."""
 
     fail_next = False
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, db: Database, *args: Any, **kwargs: Any) -> None:
+        super().__init__(DuckDBStore.opener(db), *args, **kwargs)
         self.flushes: list[int] = []
 
-    def _flush(self, con: duckdb.DuckDBPyConnection, taken: list[Any]) -> None:
+    def _flush(self, store: SignalStore, taken: list[Any]) -> None:
         self.flushes.append(len(taken))
-        super()._flush(self._next_connection(con), taken)
+        super()._flush(self._next_store(store), taken)
 
-    def _stream_flush(self, con: duckdb.DuckDBPyConnection) -> int:
-        held = super()._stream_flush(self._next_connection(con))
+    def _stream_flush(self, store: SignalStore) -> int:
+        held = super()._stream_flush(self._next_store(store))
         if held:
             self.flushes.append(held)
         return held
 
-    def _next_connection(self, con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    def _next_store(self, store: SignalStore) -> SignalStore:
         if self.fail_next:
             self.fail_next = False
-            return _BrokenConnection(con)  # type: ignore[return-value]
-        return con
+            return _BrokenStore()
+        return store
 
 
 class HeldWriter(FailingOnceWriter):
@@ -173,7 +168,7 @@ def test_concurrent_requests_share_flushes_and_a_failed_flush_fails_only_its_own
 
 def test_close_flushes_what_is_pending_and_refuses_new_work(db: Database) -> None:
     async def scenario() -> list[WriteResult]:
-        writer = GroupCommitWriter(db, _telemetry(), linger_s=0.2)
+        writer = GroupCommitWriter(DuckDBStore.opener(db), _telemetry(), linger_s=0.2)
         writer.start()
         tasks = [asyncio.create_task(writer.submit([make_signal()])) for _ in range(30)]
         await asyncio.sleep(0)  # queued, not yet flushed (linger)
@@ -271,7 +266,7 @@ def test_a_small_flush_goes_as_soon_as_everybody_in_flight_has_joined(db: Databa
 
 def test_a_lone_sender_is_not_kept_waiting_for_quiet(db: Database) -> None:
     async def scenario() -> list[WriteResult]:
-        writer = GroupCommitWriter(db, _telemetry(), quiet_s=120, linger_s=240)
+        writer = GroupCommitWriter(DuckDBStore.opener(db), _telemetry(), quiet_s=120, linger_s=240)
         writer.start()
         results = []
         for pause in (0, FOLLOW_S * 3, 0, FOLLOW_S * 3):
@@ -355,7 +350,7 @@ def test_received_day_comes_from_the_writer_clock(db: Database) -> None:
     day = dt.date(2026, 1, 2)
 
     async def scenario() -> None:
-        writer = GroupCommitWriter(db, _telemetry(), today=lambda: day)
+        writer = GroupCommitWriter(DuckDBStore.opener(db), _telemetry(), today=lambda: day)
         writer.start()
         await writer.submit([make_signal()])
         await writer.close()
@@ -419,7 +414,7 @@ def test_concurrent_mixed_requests_store_each_id_once(
             return await writer.submit(signals)
 
         async def scenario() -> list[WriteResult]:
-            writer = GroupCommitWriter(db, _telemetry())
+            writer = GroupCommitWriter(DuckDBStore.opener(db), _telemetry())
             writer.start()
             results = await asyncio.wait_for(
                 asyncio.gather(*(send(writer, *request) for request in requests)), 30
