@@ -21,7 +21,14 @@ from collector.errors import WriteError
 from collector.flush import Flush, FlushPlan, WriteResult
 from collector.ingest import validate_batch
 from collector.settings import CollectorSettings
-from collector.store import DuckDBStore, SignalStore, TakeFlush, Written, flush_rows
+from collector.store import (
+    DuckDBStore,
+    SignalStore,
+    TakeFlush,
+    Written,
+    flush_rows,
+    write_when_taken,
+)
 from collector.telemetry import Telemetry
 from collector.writer import FOLLOW_S, KEPT_MODELS_MAX, GroupCommitWriter
 from contract.schema import FrictionSignal
@@ -344,6 +351,58 @@ def test_a_small_flush_stops_at_a_large_request_and_all_are_stored(db: Database)
     assert results == [WriteResult(1, 1), WriteResult(len(large), 0), WriteResult(1, 0)]
     assert writer.flushes == [1, 2]
     assert len(read_rows(db.path)) == 1 + 1 + len(large) + 1
+
+
+class _UnstreamedStore:
+    """A ``SignalStore`` that cannot start before its rows exist (as a lakehouse store would):
+    ``write_streamed`` is ``write_when_taken``. It counts what it was asked to write."""
+
+    def __init__(self, inner: SignalStore) -> None:
+        self._inner = inner
+        self.flushes: list[int] = []
+
+    def write(self, flush: Flush, received_day: dt.date) -> Written:
+        self.flushes.append(len(flush.batches))
+        return self._inner.write(flush, received_day)
+
+    def write_streamed(self, received_day: dt.date, take: TakeFlush) -> Written:
+        return write_when_taken(self, received_day, take)
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+def test_any_signal_store_serves_the_writer(db: Database) -> None:
+    """The writer needs only the ``SignalStore`` protocol: small and large requests, repeated
+    ids, through a store without the streamed INSERT, are each stored once and answered."""
+    stores: list[_UnstreamedStore] = []
+
+    def open_store() -> SignalStore:
+        stores.append(_UnstreamedStore(DuckDBStore.opener(db)()))
+        return stores[-1]
+
+    repeated = make_signal()
+    large = [make_signal() for _ in range(KEPT_MODELS_MAX + 1)]
+    body = batch_body(large)
+
+    async def scenario() -> list[WriteResult]:
+        writer = GroupCommitWriter(open_store, _telemetry())
+        writer.start()
+        results = await asyncio.gather(
+            writer.submit([repeated, make_signal()]),
+            writer.submit(validate_batch(body).signals, body),
+            *(writer.submit([make_signal()]) for _ in range(20)),
+        )
+        results.append(await writer.submit([repeated]))
+        await writer.close()
+        return list(results)
+
+    results = asyncio.run(scenario())
+    db.close()  # read_rows opens the file itself
+    assert results[:2] == [WriteResult(2, 0), WriteResult(len(large), 0)]
+    assert results[2:] == [WriteResult(1, 0)] * 20 + [WriteResult(0, 1)]
+    assert len(stores) == 1 and sum(stores[0].flushes) == 23
+    assert len(read_rows(db.path)) == 2 + len(large) + 20
 
 
 def test_received_day_comes_from_the_writer_clock(db: Database) -> None:
