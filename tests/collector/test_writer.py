@@ -68,6 +68,7 @@ def test_flush_counts_duplicates_within_and_across(db: Database) -> None:
     assert len(read_rows(db.path)) == 4
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("from_bodies", [True, False])
 @settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
@@ -448,6 +449,7 @@ _REQUEST = st.tuples(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_REQUEST, min_size=1, max_size=40))
 def test_concurrent_mixed_requests_store_each_id_once(
