@@ -23,6 +23,7 @@ from privacy_tests.audit.logs import capture_logs
 from privacy_tests.audit.scan import assert_no_leaks
 from privacy_tests.audit.schema import audit_model
 from privacy_tests.audit.workload import FakeCollector, client_files
+from tests.hypothesis_profiles import at_most
 
 # -- (a) schema audit --------------------------------------------------------------------
 
@@ -78,8 +79,7 @@ FAILING_CALLS = [
 
 
 @settings(
-    max_examples=40,
-    deadline=None,
+    max_examples=at_most(40),  # each example drives a whole runtime and its outbox files
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(case=canary(), call=st.sampled_from(FAILING_CALLS), reachable=st.booleans())

@@ -18,6 +18,7 @@ from collector.settings import CollectorSettings
 from contract.schema import FrictionSignal
 from tests._servers import running_collector
 from tests.collector.conftest import auth, expected_row, make_signal, read_rows, signals
+from tests.hypothesis_profiles import at_most
 
 
 def test_sender_delivers_and_rows_match_field_by_field(settings: CollectorSettings) -> None:
@@ -42,9 +43,8 @@ def test_sender_delivers_and_rows_match_field_by_field(settings: CollectorSettin
         assert row == expected_row(signal)
 
 
-@settings(
-    max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+# Each example is a real HTTP round trip through a running collector: five are enough.
+@settings(max_examples=at_most(5), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(signals, min_size=1, max_size=40, unique_by=lambda s: s.signal_id))
 def test_arbitrary_valid_signals_survive_the_trip(
     settings: CollectorSettings, batch: list[FrictionSignal]

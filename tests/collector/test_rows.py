@@ -19,7 +19,7 @@ from typing import Any, get_args
 
 import duckdb
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
@@ -129,7 +129,6 @@ def _stored(con: duckdb.DuckDBPyConnection) -> dict[uuid.UUID, dict[str, Any]]:
     [(True, False), (False, False), (False, True)],
     ids=["parsed-bodies", "from-models", "models-validated-again"],
 )
-@settings(max_examples=100, deadline=None)
 @given(requests=st.lists(bodies(), min_size=1, max_size=4))
 def test_any_spelling_is_stored_as_the_model_validated_it(
     from_bodies: bool, body_only: bool, requests: list[tuple[bytes, list[FrictionSignal]]]
@@ -162,7 +161,6 @@ def test_any_spelling_is_stored_as_the_model_validated_it(
     assert CANARY not in repr(stored)
 
 
-@settings(max_examples=100, deadline=None)
 @given(st.lists(signals, min_size=1, max_size=8, unique_by=lambda s: s.signal_id))
 def test_a_client_body_goes_through_duckdb_without_refusal(batch: list[FrictionSignal]) -> None:
     """The spelling the client sends (pydantic's own) is never refused: the fast path is taken."""
