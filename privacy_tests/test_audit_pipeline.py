@@ -53,6 +53,8 @@ from privacy_tests.audit.workload import (
 )
 from tests._servers import running_collector
 
+pytestmark = pytest.mark.slow  # every test here starts a process
+
 REPO = Path(__file__).resolve().parent.parent
 ARTIFACTS = REPO / "test-artifacts"
 TOKEN = "pipeline-audit-read-token-not-a-secret"

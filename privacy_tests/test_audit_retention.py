@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-import uuid
 from pathlib import Path
 
 import duckdb
@@ -16,6 +15,7 @@ from pydantic import SecretStr
 
 from collector.settings import CollectorSettings
 from tests._servers import running_collector
+from tests.factories import BARE, signal_json
 
 TOKEN = "retention-audit-token-not-a-secret"
 D0 = dt.date(2026, 11, 30)
@@ -23,15 +23,9 @@ TEAM = {"authorization": f"Bearer {TOKEN}"}
 
 
 def _signal(day: dt.date) -> dict[str, object]:
-    return {
-        "schema_version": 1,
-        "signal_id": str(uuid.uuid4()),
-        "day": day.isoformat(),
-        "friction_type": "cannot_complete",
-        "tool_attempted": "read_note",
-        "error_class": "not_found",
-        "client": {"version": "0.1.0", "platform": "linux"},
-    }
+    return signal_json(
+        **BARE, day=day, error_class="not_found", client={"version": "0.1.0", "platform": "linux"}
+    )
 
 
 def _settings(path: Path, **extra: object) -> CollectorSettings:

@@ -53,6 +53,7 @@ def test_schema_audit_catches_free_fields() -> None:
 # -- (b) the contract loads no network code ------------------------------------------------
 
 
+@pytest.mark.slow
 def test_importing_the_contract_loads_neither_httpx_nor_tenacity() -> None:
     code = (
         "import sys, contract.schema; "

@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 import duckdb
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -68,6 +69,7 @@ def _con(rows: Sequence[FrictionSignal]) -> duckdb.DuckDBPyConnection:
 PROPERTY = settings(max_examples=at_most(25), suppress_health_check=[HealthCheck.too_slow])
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(rows=signals(), k=st.sampled_from([2, 3, 5]))
 def test_ring_patterns_show_exactly_the_groups_of_at_least_k(
@@ -98,6 +100,7 @@ def test_ring_patterns_show_exactly_the_groups_of_at_least_k(
     }
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(rows=signals(), k=st.sampled_from([2, 3, 5]))
 def test_argument_shapes_show_exactly_the_groups_of_at_least_k(
@@ -114,6 +117,7 @@ def test_argument_shapes_show_exactly_the_groups_of_at_least_k(
     assert shown == {g: n for g, n in expected.items() if n >= k}
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(rows=signals(), k=st.sampled_from([2, 3, 5]))
 def test_no_question_shows_a_count_below_k(rows: list[FrictionSignal], k: int) -> None:

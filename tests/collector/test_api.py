@@ -21,6 +21,7 @@ from tests.collector.conftest import (
     make_signal,
     signal_json,
 )
+from tests.factories import BARE
 
 JSON = {"content-type": "application/json"}
 
@@ -39,15 +40,13 @@ def _bomb() -> bytes:
 
 
 def _many(n: int) -> bytes:
-    """``n`` small signals (about 200 bytes each: 10,000 fit in 4 MiB, not in 1 MiB)."""
-    one = {
-        "schema_version": 1,
-        "day": "2026-11-30",
-        "friction_type": "other",
-        "tool_attempted": "other",
-        "error_class": "timeout",
-        "client": {"version": "1.2.3", "platform": "linux"},
-    }
+    """``n`` small signals (about 340 bytes each: 10,000 fit in 4 MiB, not in 1 MiB)."""
+    one = signal_json(
+        **BARE,
+        friction_type="other",
+        tool_attempted="other",
+        client={"version": "1.2.3", "platform": "linux"},
+    )
     items = [dict(one, signal_id=str(uuid.uuid4())) for _ in range(n)]
     return json.dumps({"signals": items}, separators=(",", ":")).encode()
 

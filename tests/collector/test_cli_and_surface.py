@@ -43,6 +43,7 @@ def test_all_names_exist_and_are_public(name: str) -> None:
         assert not member.startswith("_")
 
 
+@pytest.mark.slow
 def test_migrate_then_purge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     db = tmp_path / "cli.duckdb"
     runner = CliRunner()

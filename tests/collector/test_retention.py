@@ -8,6 +8,7 @@ import time
 
 import duckdb
 import httpx
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -44,6 +45,7 @@ def _db_with(days: list[tuple[dt.date, dt.date]]) -> duckdb.DuckDBPyConnection:
 AGES = st.sampled_from([0, 1, 29, 30, 31, 89, 90, 91, 364, 365, 366])
 
 
+@pytest.mark.slow
 @given(
     st.lists(st.tuples(AGES, AGES), max_size=12),
     st.sampled_from([1, 30, 89, 90, 91, 365]),

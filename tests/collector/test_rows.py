@@ -140,6 +140,7 @@ def _stored(con: duckdb.DuckDBPyConnection) -> dict[uuid.UUID, dict[str, Any]]:
 # ------------------------------------------------------------------ properties
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("from_bodies", "body_only"),
     [(True, False), (False, False), (False, True)],
@@ -178,6 +179,7 @@ def test_any_spelling_is_stored_as_the_model_validated_it(
     assert CANARY not in repr(stored)
 
 
+@pytest.mark.slow
 @given(st.lists(signals, min_size=1, max_size=8, unique_by=lambda s: s.signal_id))
 def test_a_client_body_goes_through_duckdb_without_refusal(
     migrated: duckdb.DuckDBPyConnection, batch: list[FrictionSignal]

@@ -67,6 +67,7 @@ def test_flush_counts_duplicates_within_and_across(db: Database) -> None:
     assert len(read_rows(db.path)) == 4
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("from_bodies", [True, False])
 # Each example migrates a database and flushes up to 30 rows: a quarter of the ci budget.
 @settings(max_examples=at_most(25), suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -393,6 +394,7 @@ _REQUEST = st.tuples(
 )
 
 
+@pytest.mark.slow
 # Each example starts a writer thread on a fresh DuckDB file: a quarter of the ci budget.
 @settings(max_examples=at_most(25), suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_REQUEST, min_size=1, max_size=40))
