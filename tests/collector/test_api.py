@@ -11,7 +11,9 @@ from typing import Any
 
 import httpx
 import pytest
+from fastapi import FastAPI
 
+from collector.app import CollectorApp
 from collector.settings import CollectorSettings
 from lmcp.apps import collector_app as create_app
 from tests.collector.conftest import (
@@ -263,7 +265,9 @@ def test_error_shape_on_every_route(http: httpx.Client, settings: CollectorSetti
     assert_problem(http.get("/no/such/route"), 404, "not_found")
 
 
-def test_unhandled_exception_is_a_generic_500(settings: CollectorSettings) -> None:
+def test_unhandled_exception_is_a_generic_500(
+    settings: CollectorSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from tests._servers import running_collector
 
     app_settings = settings
@@ -271,26 +275,23 @@ def test_unhandled_exception_is_a_generic_500(settings: CollectorSettings) -> No
     class Boom(Exception):
         pass
 
-    def add_boom(app: Any) -> None:
+    def add_boom(app: FastAPI) -> None:
         @app.get("/boom")
         async def boom() -> None:
             raise Boom("secret-value-in-message")
 
     import tests._servers as servers
 
-    original = servers.create_app
+    original = create_app  # what tests._servers serves
 
-    def patched(s: CollectorSettings, **kw: Any) -> Any:
+    def patched(s: CollectorSettings, **kw: Any) -> CollectorApp:
         app = original(s, **kw)
         add_boom(app)
         return app
 
-    servers.create_app = patched  # type: ignore[attr-defined]
-    try:
-        with running_collector(app_settings) as url, httpx.Client(base_url=url) as client:
-            response = client.get("/boom")
-    finally:
-        servers.create_app = original  # type: ignore[attr-defined]
+    monkeypatch.setattr(servers, "create_app", patched)
+    with running_collector(app_settings) as url, httpx.Client(base_url=url) as client:
+        response = client.get("/boom")
     body = assert_problem(response, 500, "internal_error")
     assert "secret-value" not in response.text
     assert body["detail"] == "An internal error occurred."
