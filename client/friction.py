@@ -43,7 +43,7 @@ from contract.schema import (
     ToolName,
 )
 
-__all__ = ["FrictionReporter", "ReportInput", "build_signal", "default_client_info"]
+__all__ = ["FrictionReporter", "ReportInput", "build_signal", "default_client_info", "utc_today"]
 
 log = logging.getLogger(__name__)
 

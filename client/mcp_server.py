@@ -35,7 +35,14 @@ from client import __version__
 from client.host import ToolHost, ToolResult
 from contract.catalogue import Effect, Tool
 
-__all__ = ["GENERIC_ERROR", "build_server", "list_tools", "serve", "serve_command"]
+__all__ = [
+    "GENERIC_ERROR",
+    "build_server",
+    "list_tools",
+    "serve",
+    "serve_command",
+    "to_call_result",
+]
 
 log = logging.getLogger(__name__)
 

@@ -36,8 +36,10 @@ from collector.telemetry import RequestSpanMiddleware, Telemetry, service_versio
 from collector.writer import GroupCommitWriter, SignalSink, utc_today
 
 __all__ = [
-    "RouterFactory",
     "CollectorApp",
+    "GC_GEN0_THRESHOLD",
+    "GIL_SWITCH_INTERVAL_S",
+    "RouterFactory",
     "create_app",
     "silence_access_log",
     "tune_serving_process",

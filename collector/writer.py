@@ -54,18 +54,22 @@ from collector.telemetry import Telemetry
 from contract.schema import FrictionSignal
 
 __all__ = [
-    "KEPT_MODELS_MAX",
     "BodyOnly",
     "DiscardSink",
+    "FOLLOW_S",
     "FlushPlan",
     "FlushWork",
     "GroupCommitWriter",
+    "IN_FLIGHT_WINDOW_S",
     "IncomingTable",
+    "KEPT_MODELS_MAX",
+    "LARGE_FLUSH_ROWS",
     "SignalSink",
     "WriteResult",
     "flush_rows",
     "insert_bodies",
     "insert_table",
+    "utc_today",
 ]
 
 log = logging.getLogger("collector")
