@@ -11,6 +11,7 @@ from pathlib import Path
 
 import duckdb
 import httpx
+import pytest
 from pydantic import SecretStr
 
 from collector.settings import CollectorSettings
@@ -42,6 +43,7 @@ def _count(base: str) -> int:
         return int(http.get("/v1/signals/count", headers=TEAM).json()["count"])
 
 
+@pytest.mark.slow  # three collector starts on one file
 def test_default_window_is_90_days_and_applies_at_start(tmp_path: Path) -> None:
     path = tmp_path / "r.duckdb"
     settings = _settings(path)
