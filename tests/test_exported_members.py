@@ -33,6 +33,7 @@ MODULES = [
     "client.friction",
     "client.runtime",
     "contract.secrets_scan",
+    "contract.version",
     "client.apps",
     "client.paths",
     "lmcp.datacatalogue",
