@@ -49,6 +49,23 @@ def http(collector_url: str) -> Iterator[httpx.Client]:
         yield client
 
 
+@pytest.fixture(scope="module")
+def refusing_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
+    """One collector for a module's refusal tests: a refused request stores nothing, so every
+    such test can check ``count == 0`` on the same server (starting one costs more than the test).
+    """
+    settings = CollectorSettings(
+        db_path=tmp_path_factory.mktemp("refusals") / "signals.duckdb",
+        read_tokens=[SecretStr(READ_TOKEN)],
+        rate_limit_enabled=False,
+    )
+    with (
+        running_collector(settings) as url,
+        httpx.Client(base_url=url, trust_env=False, timeout=10) as client,
+    ):
+        yield client
+
+
 def auth() -> dict[str, str]:
     return {"Authorization": f"Bearer {READ_TOKEN}"}
 

@@ -149,12 +149,13 @@ BAD_INPUT: list[tuple[str, Callable[[], bytes], dict[str, str], int, str]] = [
     [pytest.param(*row[1:], id=row[0]) for row in BAD_INPUT],
 )
 def test_bad_input(
-    http: httpx.Client,
+    refusing_http: httpx.Client,
     body: Callable[[], bytes],
     headers: dict[str, str],
     status: int,
     code: str,
 ) -> None:
+    http = refusing_http  # shared by every bad input: none may store anything
     response = http.post("/v1/signals", content=body(), headers=headers)
     problem = assert_problem(response, status, code)
     for entry in problem.get("errors", []):
