@@ -118,7 +118,7 @@ def con() -> Iterator[duckdb.DuckDBPyConnection]:
 @pytest.fixture(scope="module")
 def migrated() -> Iterator[duckdb.DuckDBPyConnection]:
     """One migrated database for the property tests, emptied per example by ``_emptied``:
-    migrating costs more than the example itself."""
+    migrating a fresh database costs far more than emptying a table."""
     connection = duckdb.connect(":memory:")
     apply_migrations(connection)
     yield connection
