@@ -1,5 +1,7 @@
 # Every target bootstraps a fresh machine by itself: uv (installed with pip when missing),
 # a .venv with every extra, and (for the browser tests) Debian's chromium.
+# `make help` lists the targets from their `##` comments (tests/test_makefile.py checks that
+# every target has one).
 SHELL := /bin/bash
 # uv runs as a module of the bootstrap python, so a fresh pip install is usable at once.
 BOOT_PY ?= python3
@@ -9,15 +11,15 @@ PY := $(VENV)/bin/python
 DEMO_EXIT ?=
 DEMO_ARGS ?=
 
-.PHONY: help uv-bootstrap venv test check bench demo chromium lock clean schema docs
+.DEFAULT_GOAL := help
+.PHONY: help uv-bootstrap venv chromium test test-fast check generate generate-check bench demo \
+	lock clean
 
-help:
-	@echo "make demo   - run the whole pipeline: collector, simulated fleet, triage, dashboard"
-	@echo "make test   - run every test (unit, end-to-end, browser, privacy audit)"
-	@echo "make check  - ruff, ruff format --check, mypy --strict"
-	@echo "make bench  - benchmarks, printed as medians and ratios"
+help: ## list every target (from the `##` comment on its line)
+	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | \
+	  awk 'BEGIN {FS = ":.*## "} {printf "make %-15s %s\n", $$1, $$2}'
 
-uv-bootstrap:
+uv-bootstrap: ## install uv with pip when it is missing
 	@$(UV) --version >/dev/null 2>&1 || { echo "installing uv with pip"; $(BOOT_PY) -m pip install --quiet uv; }
 
 $(VENV)/.synced: pyproject.toml uv.lock
@@ -25,33 +27,41 @@ $(VENV)/.synced: pyproject.toml uv.lock
 	$(UV) sync --frozen --all-extras --quiet --python $(BOOT_PY)
 	@touch $@
 
-venv: $(VENV)/.synced
+venv: $(VENV)/.synced ## create or update .venv from uv.lock, with every extra
 
-chromium:
+chromium: ## install Debian's chromium for the browser tests when it is missing
 	@command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || \
 	  { echo "installing chromium (Debian package) for the browser tests"; \
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
 	    || echo "warning: could not install chromium; browser tests will be skipped"; }
 
-test: venv chromium
-	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+test: venv chromium ## every test, full hypothesis budget (what CI runs)
+	HYPOTHESIS_PROFILE=ci $(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
-check: venv
+test-fast: venv ## what to run on every change: no slow or browser test, small hypothesis budget
+	HYPOTHESIS_PROFILE=dev $(PY) -m pytest -q -p no:cacheprovider -m "not slow and not browser" $(PYTEST_ARGS)
+
+check: venv ## ruff, ruff format --check, mypy --strict (code, tests, scripts), generated files
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+# (the import-linter layer check goes here: another branch adds it)
+	$(PY) -m scripts.generate --check
 
-bench: venv
+generate: venv ## regenerate every generated file (scripts/generate.py lists them)
+	$(PY) -m scripts.generate
+
+generate-check: venv ## fail when a generated file is stale (writes nothing)
+	$(PY) -m scripts.generate --check
+
+bench: venv ## benchmarks, printed as medians and ratios
 	$(PY) -m benchmarks $(BENCH_ARGS)
 
-demo: venv
+demo: venv ## the whole pipeline: collector, simulated fleet, triage, dashboard (DEMO_EXIT=1 exits)
 	$(PY) -m scripts.demo $(if $(DEMO_EXIT),--exit,) $(DEMO_ARGS)
 
-schema: venv
-	$(PY) -m scripts.gen_schema
-
-lock: uv-bootstrap
+lock: uv-bootstrap ## update uv.lock after a dependency change in pyproject.toml
 	$(UV) lock
 
-clean:
+clean: ## remove .venv, caches and test artefacts
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache test-artifacts

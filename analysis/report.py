@@ -21,8 +21,10 @@ from analysis._questions import DEFAULT_K, QUESTIONS, Answer, Question, ask, las
 from analysis._rows import Row
 
 __all__ = [
-    "TABLE_ROWS",
+    "CSS",
+    "REPORT_CHART",
     "Report",
+    "TABLE_ROWS",
     "answer_all",
     "build_report",
     "format_cell",

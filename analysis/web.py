@@ -41,7 +41,7 @@ from collector.errors import ProblemError
 from collector.settings import CollectorSettings
 from contract.schema import ToolName
 
-__all__ = ["build_router"]
+__all__ = ["MAX_LIMIT", "build_router"]
 
 _FILTER_KEYS = frozenset({"start", "end", "platform", "version", "tool"})
 _STATIC = {"dashboard.css": "text/css; charset=utf-8"}

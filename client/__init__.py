@@ -1,3 +1,1 @@
 """LMCP client side: the tool host, capture of failures as shapes, consent, and delivery."""
-
-__version__ = "0.1.0"

@@ -28,7 +28,7 @@ from enum import StrEnum
 from client._files import atomic_write_bytes
 from client.paths import LmcpHome
 
-__all__ = ["ConsentGate", "ConsentSource", "ConsentStatus"]
+__all__ = ["ConsentGate", "ConsentSource", "ConsentStatus", "SETTINGS_KEY"]
 
 SETTINGS_KEY = "anonymous_signals"
 

@@ -18,7 +18,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from client import __version__
 from client._files import atomic_write_bytes
 from client.consent import ConsentGate
 from client.errors import ToolFailure
@@ -42,8 +41,9 @@ from contract.schema import (
     RingEntry,
     ToolName,
 )
+from contract.version import package_version
 
-__all__ = ["FrictionReporter", "ReportInput", "build_signal", "default_client_info"]
+__all__ = ["FrictionReporter", "ReportInput", "build_signal", "default_client_info", "utc_today"]
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ def default_client_info() -> ClientInfo:
     platform = {"darwin": Platform.macos, "win32": Platform.windows}.get(
         sys.platform, Platform.linux
     )
-    return ClientInfo(version=__version__, platform=platform)
+    return ClientInfo(version=package_version(), platform=platform)
 
 
 def utc_today() -> dt.date:

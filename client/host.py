@@ -22,7 +22,15 @@ from client.ring import Ring
 from contract.catalogue import Catalogue, Tool, load_catalogue
 from contract.schema import AppState, ArgShape, ErrorClass, Outcome, RingEntry, ToolName
 
-__all__ = ["FailureContext", "Handler", "Reply", "ToolError", "ToolHost", "ToolResult"]
+__all__ = [
+    "FailureContext",
+    "Handler",
+    "Reply",
+    "ToolError",
+    "ToolHost",
+    "ToolResult",
+    "describe_validation_error",
+]
 
 log = logging.getLogger(__name__)
 

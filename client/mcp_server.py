@@ -31,11 +31,18 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
-from client import __version__
 from client.host import ToolHost, ToolResult
 from contract.catalogue import Effect, Tool
+from contract.version import package_version
 
-__all__ = ["GENERIC_ERROR", "build_server", "list_tools", "serve", "serve_command"]
+__all__ = [
+    "GENERIC_ERROR",
+    "build_server",
+    "list_tools",
+    "serve",
+    "serve_command",
+    "to_call_result",
+]
 
 log = logging.getLogger(__name__)
 
@@ -138,7 +145,7 @@ def build_server(host: ToolHost) -> Server[Any]:
 
     server: Server[Any] = Server(
         "lmcp",
-        version=__version__,
+        version=package_version(),
         instructions=(
             "LMCP's local tools. When a tool fails, you may offer the user to send an anonymous "
             "friction signal with report_friction (enums only, never what was asked)."

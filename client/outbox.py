@@ -22,7 +22,7 @@ from client._files import atomic_write_bytes, file_lock
 from client.paths import LmcpHome
 from contract.schema import FrictionSignal
 
-__all__ = ["MAX_SIGNALS", "Outbox", "OutboxAdd"]
+__all__ = ["FORMAT_VERSION", "MAX_SIGNALS", "Outbox", "OutboxAdd"]
 
 log = logging.getLogger(__name__)
 MAX_SIGNALS = 1000

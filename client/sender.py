@@ -29,7 +29,15 @@ from tenacity import (
 
 from contract.schema import FrictionSignal
 
-__all__ = ["DEFAULT_URL", "Delivery", "DeliveryReport", "Sender", "encode_batch"]
+__all__ = [
+    "DEFAULT_URL",
+    "Delivery",
+    "DeliveryReport",
+    "Sender",
+    "USER_AGENT",
+    "encode_batch",
+    "parse_retry_after",
+]
 
 log = logging.getLogger(__name__)
 DEFAULT_URL = "http://127.0.0.1:8765"

@@ -54,7 +54,7 @@ from collector.db import Database
 from collector.errors import ProblemError
 from contract.catalogue import load_catalogue
 
-__all__ = ["build_router"]
+__all__ = ["RevisionId", "SkillSettings", "Slug", "Team", "build_router", "to_problem"]
 
 P = ParamSpec("P")
 

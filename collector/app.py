@@ -37,8 +37,8 @@ from collector.telemetry import RequestSpanMiddleware, Telemetry, service_versio
 from collector.writer import GroupCommitWriter, SignalSink, utc_today
 
 __all__ = [
-    "RouterFactory",
     "CollectorApp",
+    "RouterFactory",
     "create_app",
     "silence_access_log",
 ]

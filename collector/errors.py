@@ -36,9 +36,12 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = [
-    "PROBLEM_MEDIA_TYPE",
+    "CatchAllMiddleware",
     "CollectorError",
+    "MAX_LISTED_ERRORS",
     "MigrationError",
+    "PROBLEM_MEDIA_TYPE",
+    "PROBLEM_TYPE_BASE",
     "ProblemError",
     "WriteError",
     "describe_errors",

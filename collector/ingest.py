@@ -21,7 +21,7 @@ from pydantic_core import ErrorDetails
 from collector.errors import ProblemError, describe_errors
 from contract.schema import SUPPORTED_SCHEMA_VERSIONS, SignalBatch
 
-__all__ = ["check_content_type", "decode_body", "validate_batch"]
+__all__ = ["check_content_type", "decode_body", "gunzip_bounded", "validate_batch"]
 
 _CHUNK = 64 * 1024
 

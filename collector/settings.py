@@ -16,7 +16,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from cloudskills.principals import SkillPrincipal
 
-__all__ = ["CollectorSettings", "default_db_path"]
+__all__ = ["CollectorSettings", "MIB", "default_db_path"]
 
 MIB = 1024 * 1024
 

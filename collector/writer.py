@@ -33,7 +33,7 @@ from typing import Protocol
 
 from collector.errors import WriteError
 from collector.flush import LARGE_FLUSH_ROWS, BodyOnly, Flush, WriteResult
-from collector.store import SignalStore, StoreOpener, flush_rows
+from collector.store import SignalStore, StoreOpener
 from collector.telemetry import Telemetry
 from contract.schema import FrictionSignal
 
@@ -43,12 +43,8 @@ __all__ = [
     "KEPT_MODELS_MAX",
     "GroupCommitWriter",
     "SignalSink",
-    "WriteResult",
-    "flush_rows",
     "utc_today",
 ]
-
-# ``flush_rows`` is ``collector.store``'s, importable from here for existing callers.
 
 log = logging.getLogger("collector")
 

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-__all__ = ["RULES", "SecretHit", "find_secrets", "scan_json"]
+__all__ = ["ENTROPY_BITS_PER_CHAR", "RULES", "SecretHit", "find_secrets", "scan_json"]
 
 
 @dataclass(frozen=True, slots=True)

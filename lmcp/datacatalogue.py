@@ -381,7 +381,7 @@ def _example_rows(con: Any) -> dict[str, dict[str, Any]]:
     """The example signal written by the collector's own write path, as each table/export row."""
     import datetime as _dt
 
-    from collector.writer import flush_rows
+    from collector.store import flush_rows
 
     flush_rows(con, [[_example_signal()]], _dt.date(2026, 11, 30))
     cursor = con.execute("SELECT * FROM signals")

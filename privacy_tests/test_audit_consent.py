@@ -156,6 +156,7 @@ def test_turning_off_purges_a_non_empty_outbox(tmp_path: Path) -> None:
     assert len(rt.outbox) == 0
 
 
+@pytest.mark.slow
 def test_lmcp_signals_off_purges_the_outbox(tmp_path: Path) -> None:
     home, env = _queued_home(tmp_path)
     with SocketGuard(block=True) as guard:
@@ -228,6 +229,7 @@ anyio.run(main)
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("mode", "prepare", "extra", "connections"),
     [

@@ -9,7 +9,6 @@ from __future__ import annotations
 import ast
 import datetime as dt
 import json
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from collector.settings import CollectorSettings
 from collector.telemetry import Telemetry, build_resource
 from privacy_tests.audit.otel import ALLOWED_RESOURCE_KEYS, OtelCapture, forbidden_attributes
 from tests._servers import collector_process, running_collector
+from tests.factories import BARE, signal_json
 
 REPO = Path(__file__).resolve().parent.parent
 TOKEN = "audit-read-token-not-a-secret"
@@ -36,15 +36,12 @@ CANARY_WORDS = ("canary-host", "canary-user", "canary-instance", "canary-owner",
 
 
 def _signal() -> dict[str, object]:
-    return {
-        "schema_version": 1,
-        "signal_id": str(uuid.uuid4()),
-        "day": dt.datetime.now(dt.UTC).date().isoformat(),
-        "friction_type": "cannot_complete",
-        "tool_attempted": "read_note",
-        "error_class": "not_found",
-        "client": {"version": "0.1.0", "platform": "linux"},
-    }
+    return signal_json(
+        **BARE,
+        day=dt.datetime.now(dt.UTC).date(),
+        error_class="not_found",
+        client={"version": "0.1.0", "platform": "linux"},
+    )
 
 
 def _traffic(base: str) -> None:

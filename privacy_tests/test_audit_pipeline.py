@@ -53,10 +53,14 @@ from privacy_tests.audit.workload import (
 )
 from tests._servers import running_collector
 
+pytestmark = pytest.mark.slow  # every test here starts a process
+
 REPO = Path(__file__).resolve().parent.parent
 ARTIFACTS = REPO / "test-artifacts"
 TOKEN = "pipeline-audit-read-token-not-a-secret"
 K = 2  # the smallest k the collector accepts: the most rows reach the published views
+#: The audit's own budget, not the hypothesis profile's: each example is a whole pipeline run
+#: and the closing figures report how many ran; raise it with these variables for a deep audit.
 CLIENT_EXAMPLES = int(os.environ.get("LMCP_AUDIT_EXAMPLES", "12"))
 MCP_EXAMPLES = int(os.environ.get("LMCP_AUDIT_MCP_EXAMPLES", "2"))
 #: A leak is reported by sink and kind at once; shrinking a pipeline run would take minutes.
@@ -190,7 +194,6 @@ def _audit(
 
     @settings(
         max_examples=CLIENT_EXAMPLES,
-        deadline=None,
         database=None,
         phases=NO_SHRINK,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
@@ -235,7 +238,6 @@ def _audit(
 
     @settings(
         max_examples=MCP_EXAMPLES,
-        deadline=None,
         database=None,
         phases=NO_SHRINK,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],

@@ -7,15 +7,16 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-import uuid
 from pathlib import Path
 
 import duckdb
 import httpx
+import pytest
 from pydantic import SecretStr
 
 from collector.settings import CollectorSettings
 from tests._servers import running_collector
+from tests.factories import BARE, signal_json
 
 TOKEN = "retention-audit-token-not-a-secret"
 D0 = dt.date(2026, 11, 30)
@@ -23,15 +24,9 @@ TEAM = {"authorization": f"Bearer {TOKEN}"}
 
 
 def _signal(day: dt.date) -> dict[str, object]:
-    return {
-        "schema_version": 1,
-        "signal_id": str(uuid.uuid4()),
-        "day": day.isoformat(),
-        "friction_type": "cannot_complete",
-        "tool_attempted": "read_note",
-        "error_class": "not_found",
-        "client": {"version": "0.1.0", "platform": "linux"},
-    }
+    return signal_json(
+        **BARE, day=day, error_class="not_found", client={"version": "0.1.0", "platform": "linux"}
+    )
 
 
 def _settings(path: Path, **extra: object) -> CollectorSettings:
@@ -48,6 +43,7 @@ def _count(base: str) -> int:
         return int(http.get("/v1/signals/count", headers=TEAM).json()["count"])
 
 
+@pytest.mark.slow  # three collector starts on one file
 def test_default_window_is_90_days_and_applies_at_start(tmp_path: Path) -> None:
     path = tmp_path / "r.duckdb"
     settings = _settings(path)

@@ -205,6 +205,7 @@ def test_every_catalogued_field_has_type_values_and_example(catalogue: DataCatal
     assert missing == []
 
 
+@pytest.mark.slow
 def test_lmcp_signals_catalogue_prints_the_catalogue(catalogue: DataCatalogue) -> None:
     runner = CliRunner()
     md = runner.invoke(lmcp, ["signals", "catalogue", "--markdown"])

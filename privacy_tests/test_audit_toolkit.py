@@ -15,7 +15,7 @@ import urllib.parse
 
 import httpx
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from privacy_tests.audit.canaries import Canary, CanaryKind, canaries, canary
@@ -42,7 +42,6 @@ def _encodings(value: str) -> dict[str, bytes]:
     }
 
 
-@settings(max_examples=150, deadline=None)
 @given(case=canary(), prefix=st.text(max_size=7), suffix=st.text(max_size=7), before=_BYTES)
 def test_the_scanner_finds_a_canary_in_every_encoding_at_any_offset(
     case: Canary, prefix: str, suffix: str, before: bytes
@@ -54,7 +53,6 @@ def test_the_scanner_finds_a_canary_in_every_encoding_at_any_offset(
         assert leaks[0].sink == "sink" and leaks[0].kind == case.kind.value
 
 
-@settings(max_examples=60, deadline=None)
 @given(number=st.integers(min_value=10**14, max_value=2**62), before=_BYTES)
 def test_the_scanner_finds_numbers_stored_in_binary(number: int, before: bytes) -> None:
     case = Canary(CanaryKind.large_number, number, str(number), number=number)
@@ -66,7 +64,6 @@ def test_the_scanner_finds_numbers_stored_in_binary(number: int, before: bytes) 
         assert find_leaks({"db": before + blob}, [case])
 
 
-@settings(max_examples=100, deadline=None)
 @given(planted=canaries(), noise=st.binary(min_size=0, max_size=4096))
 def test_the_scanner_is_quiet_on_unrelated_bytes(
     planted: dict[CanaryKind, Canary], noise: bytes
@@ -74,7 +71,6 @@ def test_the_scanner_is_quiet_on_unrelated_bytes(
     assert find_leaks({"noise": noise}, planted.values()) == []
 
 
-@settings(max_examples=50, deadline=None)
 @given(planted=canaries())
 def test_canaries_carry_distinct_markers_in_their_values(
     planted: dict[CanaryKind, Canary],

@@ -23,6 +23,7 @@ from privacy_tests.audit.logs import capture_logs
 from privacy_tests.audit.scan import assert_no_leaks
 from privacy_tests.audit.schema import audit_model
 from privacy_tests.audit.workload import FakeCollector, client_files
+from tests.hypothesis_profiles import at_most
 
 # -- (a) schema audit --------------------------------------------------------------------
 
@@ -52,6 +53,7 @@ def test_schema_audit_catches_free_fields() -> None:
 # -- (b) the contract loads no network code ------------------------------------------------
 
 
+@pytest.mark.slow
 def test_importing_the_contract_loads_neither_httpx_nor_tenacity() -> None:
     code = (
         "import sys, contract.schema; "
@@ -78,8 +80,7 @@ FAILING_CALLS = [
 
 
 @settings(
-    max_examples=40,
-    deadline=None,
+    max_examples=at_most(40),  # each example drives a whole runtime and its outbox files
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(case=canary(), call=st.sampled_from(FAILING_CALLS), reachable=st.booleans())

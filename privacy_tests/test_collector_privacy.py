@@ -30,8 +30,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from pydantic import SecretStr
 
 from collector.settings import CollectorSettings
-from contract.schema import FrictionSignal
 from tests._servers import running_collector
+from tests.factories import BARE, signal_json
 
 TOKEN = "privacy-test-token-not-secret"
 
@@ -41,22 +41,18 @@ def _canary(kind: str) -> str:
 
 
 def _signal(**changes: Any) -> dict[str, Any]:
-    base = FrictionSignal.model_validate(
-        {
-            "schema_version": 1,
-            "signal_id": str(uuid.uuid4()),
-            "day": "2026-11-30",
-            "friction_type": "cannot_complete",
-            "tool_attempted": "read_note",
+    """A valid signal's wire JSON with ``changes`` written over it (valid or not)."""
+    base = signal_json(
+        **{
+            **BARE,
             "error_class": "not_found",
             "ring": [
                 {"tool": "list_notes", "outcome": "ok"},
                 {"tool": "read_note", "outcome": "failed"},
             ],
             "client": {"version": "1.2.3", "platform": "linux"},
-        },
-        strict=False,
-    ).model_dump(mode="json")
+        }
+    )
     base.update(changes)
     return base
 

@@ -25,6 +25,7 @@ from privacy_tests.audit.canaries import Canary, CanaryKind, canaries
 from privacy_tests.audit.logs import capture_logs
 from privacy_tests.audit.scan import assert_no_leaks
 from privacy_tests.audit.workload import FakeCollector, client_files
+from tests.hypothesis_profiles import at_most
 
 
 def _mail(rt: Runtime, sender: str, body: str) -> None:
@@ -145,8 +146,7 @@ def _scenario(rt: Runtime, c: dict[CanaryKind, Canary]) -> list[ToolResult]:
 
 
 @settings(
-    max_examples=12,
-    deadline=None,
+    max_examples=at_most(12),  # each example runs a recipe end to end through real tool files
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(planted=canaries(), reachable=st.booleans())

@@ -1,8 +1,22 @@
-"""The public surface is deliberate: every name in ``__all__`` exists, and nothing else leaks."""
+"""The public surface is deliberate: ``__all__`` is exactly the module's public names.
+
+A module's public names are those it defines at top level (a ``def``, a ``class``, an
+assignment) without a leading underscore, and, for a package, the names it imports from its
+own submodules (its re-exports). Names imported from elsewhere are dependencies, not surface;
+loggers, type variables and modules are never surface. Anything else must be in ``__all__``
+or start with an underscore.
+"""
 
 from __future__ import annotations
 
+import ast
 import importlib
+import inspect
+import logging
+import sys
+import types
+import typing
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +33,7 @@ MODULES = [
     "client.friction",
     "client.runtime",
     "contract.secrets_scan",
+    "contract.version",
     "client.apps",
     "client.paths",
     "lmcp.datacatalogue",
@@ -40,14 +55,58 @@ MODULES = [
 ]
 
 
+def _defined_names(module: types.ModuleType) -> set[str]:
+    """Top-level names ``module``'s source binds, and a package's imports from its submodules."""
+    tree = ast.parse(inspect.getsource(module))
+    package = module.__name__ if hasattr(module, "__path__") else None
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            if node.value is not None:
+                names.add(node.target.id)
+        elif isinstance(node, ast.ImportFrom) and package is not None:
+            if node.level > 0 or (node.module or "").startswith(package + "."):
+                names.update(alias.asname or alias.name for alias in node.names)
+    return names
+
+
+def public_names(module: types.ModuleType) -> set[str]:
+    never_surface = (logging.Logger, typing.TypeVar, typing.ParamSpec, types.ModuleType)
+    return {
+        name
+        for name in _defined_names(module)
+        if not name.startswith("_") and not isinstance(getattr(module, name), never_surface)
+    }
+
+
 @pytest.mark.parametrize("name", MODULES)
-def test_all_names_exist_and_are_public(name: str) -> None:
+def test_all_is_exactly_the_public_names(name: str) -> None:
     module = importlib.import_module(name)
     exported = module.__all__
     assert len(set(exported)) == len(exported), "duplicate names in __all__"
     for member in exported:
         assert hasattr(module, member), f"{name}.{member} is in __all__ but missing"
-        assert not member.startswith("_")
+    public = public_names(module)
+    assert sorted(public - set(exported)) == [], f"public in {name} but not in __all__"
+    assert sorted(set(exported) - public) == [], f"in {name}.__all__ but not defined there"
+
+
+def test_the_rule_sees_a_leak(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The attacker's test: a public helper left out of ``__all__`` is caught."""
+    (tmp_path / "leaky_module_xyz.py").write_text(
+        'import logging\n__all__ = ["api"]\nlog = logging.getLogger()\n'
+        "def api() -> None: ...\ndef helper() -> None: ...\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("leaky_module_xyz")
+    try:
+        assert public_names(module) == {"api", "helper"}
+    finally:
+        sys.modules.pop("leaky_module_xyz", None)
 
 
 def test_schema_surface() -> None:

@@ -132,10 +132,6 @@ class Manifest:
     def key(self) -> str:
         return name_key(self.name)
 
-    @property
-    def tool_steps(self) -> list[tuple[int, ToolStep]]:
-        return [(i, s) for i, s in enumerate(self.steps) if isinstance(s, ToolStep)]
-
     def to_json(self) -> dict[str, Any]:
         """The normalised manifest (what is stored and exported)."""
         out: dict[str, Any] = {"name": self.name, "schema_version": self.schema_version}

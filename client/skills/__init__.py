@@ -28,7 +28,17 @@ from client.skills._execute import (
 from client.skills._http import SkillsApi, skill_path
 from contract.schema import ErrorClass, Outcome
 
-__all__ = ["INTERPRETERS", "SAVE_PARAMETERS", "ScriptLimits", "SkillsApi", "skill_handlers"]
+__all__ = [
+    "DEFAULT_LIMITS",
+    "INTERPRETERS",
+    "SAVE_PARAMETERS",
+    "ScriptLimits",
+    "SkillsApi",
+    "interpreter_for",
+    "run_script",
+    "skill_handlers",
+    "skill_path",
+]
 
 SAVE_PARAMETERS = ("name", "instructions", "slug", "description", "publish", "components_json")
 

@@ -21,12 +21,17 @@ from client.tools._mail import OUTBOX, Maildirs, mail_handlers
 from client.tools._notes import NotesStore, notes_handlers
 
 __all__ = [
-    "OUTBOX",
     "FilesRoot",
     "Maildirs",
     "NotesStore",
+    "OUTBOX",
     "builtin_handlers",
     "check_app",
+    "files_handlers",
+    "guarded",
+    "mail_handlers",
+    "make_get_datetime",
+    "notes_handlers",
 ]
 
 

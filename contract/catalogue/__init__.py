@@ -16,7 +16,7 @@ from typing import Any
 
 from contract.schema import ArgName, Outcome, RingEntry, ToolName
 
-__all__ = ["Catalogue", "Effect", "Tool", "load_catalogue"]
+__all__ = ["Catalogue", "Effect", "Tool", "load_catalogue", "parse_catalogue", "raw_catalogue"]
 
 
 class Effect(StrEnum):

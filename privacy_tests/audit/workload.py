@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from email.message import EmailMessage
@@ -27,6 +26,7 @@ from client.host import ToolResult
 from client.runtime import Runtime
 from client.tools import Maildirs
 from privacy_tests.audit.canaries import Canary, CanaryKind
+from tests.factories import BARE, signal_json
 
 __all__ = [
     "REPORTED_TOOLS",
@@ -212,15 +212,10 @@ class HostileLog:
 
 
 def _signal(**overrides: Any) -> dict[str, Any]:
-    doc: dict[str, Any] = {
-        "schema_version": 1,
-        "signal_id": str(uuid.uuid4()),
-        "day": "2026-11-30",
-        "friction_type": "cannot_complete",
-        "tool_attempted": "read_note",
-        "error_class": "not_found",
-        "client": {"version": "0.1.0", "platform": "linux"},
-    }
+    """A valid signal's wire JSON with ``overrides`` written over it (valid or not)."""
+    doc = signal_json(
+        **BARE, error_class="not_found", client={"version": "0.1.0", "platform": "linux"}
+    )
     doc.update(overrides)
     return doc
 

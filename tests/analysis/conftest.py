@@ -1,14 +1,13 @@
 """Hand-built datasets for the triage tests, written through the collector's real write path.
 
-``signal(...)`` builds a FrictionSignal from a few keywords; ``write_signals`` applies the
-collector's migrations and writes through the collector's own flush (``flush_rows``), so
-prev1/prev2 are derived exactly as at ingest.
+``signal(...)`` builds a FrictionSignal from a few keywords (with ``tests/factories.py``);
+``write_signals`` applies the collector's migrations and writes through the collector's own
+flush (``flush_rows``), so prev1/prev2 are derived exactly as at ingest.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
@@ -16,14 +15,9 @@ import duckdb
 import pytest
 
 from collector.db import apply_migrations
-from collector.writer import flush_rows
-from contract.schema import (
-    AppState,
-    ArgShape,
-    ClientInfo,
-    FrictionSignal,
-    RingEntry,
-)
+from collector.store import flush_rows
+from contract.schema import FrictionSignal
+from tests.factories import make_signal
 
 D0 = dt.date(2026, 3, 1)
 
@@ -47,29 +41,19 @@ def signal(
     intent: str | None = None,
     attempts: int | None = None,
 ) -> FrictionSignal:
-    return FrictionSignal.model_validate(
-        {
-            "schema_version": 1,
-            "signal_id": uuid.uuid4(),
-            "day": when,
-            "friction_type": friction,
-            "intent_category": intent,
-            "tool_attempted": tool,
-            "attempt_count": attempts,
-            "error_class": error_class,
-            "args": tuple(
-                ArgShape.model_validate({"name": n, "type": t, "size": s}, strict=False)
-                for n, t, s in args
-            ),
-            "ring": tuple(
-                RingEntry.model_validate({"tool": t, "outcome": o}, strict=False) for t, o in ring
-            ),
-            "app": AppState(installed=app[0], running=app[1], permitted=app[2]),
-            "client": ClientInfo.model_validate(
-                {"version": version, "platform": platform}, strict=False
-            ),
-        },
-        strict=False,
+    """A signal in the triage tests' shorthand (wire spellings), built by the one factory."""
+    return make_signal(
+        day=when,
+        friction_type=friction,
+        error_category=None,
+        intent_category=intent,
+        tool_attempted=tool,
+        attempt_count=attempts,
+        error_class=error_class,
+        args=tuple({"name": n, "type": t, "size": s} for n, t, s in args),
+        ring=tuple({"tool": t, "outcome": o} for t, o in ring),
+        app={"installed": app[0], "running": app[1], "permitted": app[2]},
+        client={"version": version, "platform": platform},
     )
 
 

@@ -14,6 +14,8 @@ from analysis import Filters, Question
 from analysis.cli import app
 from tests.analysis.conftest import SYNTH_END, TEAM_TOKEN
 
+pytestmark = pytest.mark.slow  # every test here starts a process
+
 runner = CliRunner()
 
 

@@ -25,7 +25,7 @@ ARGS = [
     "--no-first-run",
 ]
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 if not CHROMIUM.exists():
     pytest.skip(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from analysis import FilterError, Filters, Period, Version
@@ -35,13 +35,11 @@ def filters(draw: st.DrawFn) -> Filters:
     )
 
 
-@settings(max_examples=100, deadline=None)
 @given(f=filters())
 def test_filters_round_trip_through_strings(f: Filters) -> None:
     assert Filters.parse(f.as_strings()) == f
 
 
-@settings(max_examples=100, deadline=None)
 @given(f=filters(), last=st.one_of(st.none(), days))
 def test_a_resolved_period_is_never_empty(f: Filters, last: dt.date | None) -> None:
     try:
@@ -84,7 +82,6 @@ def test_empty_strings_mean_any() -> None:
         Filters(start=dt.date(2026, 1, 2), end=dt.date(2026, 1, 1))
 
 
-@settings(max_examples=60, deadline=None)
 @given(
     secret=st.text(min_size=1, max_size=40),
     other=st.text(min_size=1, max_size=40),

@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 import duckdb
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +20,7 @@ import analysis
 from analysis import Filters, Question
 from contract.schema import FrictionSignal
 from tests.analysis.conftest import day, signal, write_signals
+from tests.hypothesis_profiles import at_most
 
 TOOLS = ("read_note", "list_notes", "send_email")
 CLASSES = ("not_found", "timeout")
@@ -63,9 +65,11 @@ def _con(rows: Sequence[FrictionSignal]) -> duckdb.DuckDBPyConnection:
     return con
 
 
-PROPERTY = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Each example builds and queries a DuckDB dataset: a quarter of the ci budget.
+PROPERTY = settings(max_examples=at_most(25), suppress_health_check=[HealthCheck.too_slow])
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(rows=signals(), k=st.sampled_from([2, 3, 5]))
 def test_ring_patterns_show_exactly_the_groups_of_at_least_k(
@@ -96,6 +100,7 @@ def test_ring_patterns_show_exactly_the_groups_of_at_least_k(
     }
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(rows=signals(), k=st.sampled_from([2, 3, 5]))
 def test_argument_shapes_show_exactly_the_groups_of_at_least_k(
@@ -112,6 +117,7 @@ def test_argument_shapes_show_exactly_the_groups_of_at_least_k(
     assert shown == {g: n for g, n in expected.items() if n >= k}
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(rows=signals(), k=st.sampled_from([2, 3, 5]))
 def test_no_question_shows_a_count_below_k(rows: list[FrictionSignal], k: int) -> None:

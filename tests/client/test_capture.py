@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from client.capture import BUCKET_BOUNDS, bucket, capture_args, shape_of
@@ -69,7 +69,6 @@ def test_scalars_have_no_size_and_containers_count_items() -> None:
     assert shape_of({"a": "x" * 10_000}) == (ArgType.object, SizeBucket.up_to_16)
 
 
-@settings(max_examples=200, deadline=None)
 @given(st.dictionaries(st.text(min_size=1), json_values, max_size=40))
 def test_shapes_never_contain_a_value(args: dict[str, object]) -> None:
     tool = load_catalogue().get("send_email")

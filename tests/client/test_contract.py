@@ -36,14 +36,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_committed_json_schema_matches_the_model() -> None:
     assert SIGNAL_SCHEMA.read_text(encoding="utf-8") == render_signal_schema(), (
-        "docs/schema/friction-signal.v1.json differs from FrictionSignal: run `make schema`"
+        "docs/schema/friction-signal.v1.json differs from FrictionSignal: run `make generate`"
     )
     assert BATCH_SCHEMA.read_text(encoding="utf-8") == render_batch_schema()
 
 
 def test_generated_names_match_the_catalogue() -> None:
     assert NAMES_PY.read_text(encoding="utf-8") == render_names(raw_catalogue()), (
-        "contract/schema/_names.py is stale: run `make schema`"
+        "contract/schema/_names.py is stale: run `make generate`"
     )
 
 

@@ -2,36 +2,24 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 import signal as os_signal
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
+
+import pytest
 
 from client.outbox import Outbox
 from client.paths import LmcpHome
-from contract.schema import ClientInfo, ErrorClass, FrictionSignal, FrictionType, Platform, ToolName
-
-
-def sig() -> FrictionSignal:
-    return FrictionSignal(
-        schema_version=1,
-        signal_id=uuid.uuid4(),
-        day=dt.date(2026, 11, 30),
-        friction_type=FrictionType.other,
-        tool_attempted=ToolName.list_files,
-        error_class=ErrorClass.timeout,
-        client=ClientInfo(version="1.0.0", platform=Platform.windows),
-    )
+from tests.factories import make_signal
 
 
 def test_roundtrip_and_dedupe(home: LmcpHome) -> None:
     box = Outbox(home)
-    a, b = sig(), sig()
+    a, b = make_signal(), make_signal()
     box.add([a, b])
     box.add([a])
     assert box.pending() == [a, b]
@@ -43,7 +31,7 @@ def test_roundtrip_and_dedupe(home: LmcpHome) -> None:
 
 def test_bounded_oldest_dropped_first(home: LmcpHome) -> None:
     box = Outbox(home, max_signals=5)
-    signals = [sig() for _ in range(8)]
+    signals = [make_signal() for _ in range(8)]
     result = box.add(signals[:3])
     assert result.dropped_oldest == 0
     result = box.add(signals[3:])
@@ -53,7 +41,7 @@ def test_bounded_oldest_dropped_first(home: LmcpHome) -> None:
 
 def test_default_bound_is_about_a_thousand(home: LmcpHome) -> None:
     box = Outbox(home)
-    box.add([sig() for _ in range(1005)])
+    box.add([make_signal() for _ in range(1005)])
     assert len(box) == 1000
 
 
@@ -62,12 +50,12 @@ def test_corrupt_outbox_is_set_aside_not_a_crash(home: LmcpHome) -> None:
     box = Outbox(home)
     assert box.pending() == []
     assert (home.root / "outbox.corrupt.json").exists()
-    box.add([sig()])
+    box.add([make_signal()])
     assert len(box) == 1
 
 
 def test_invalid_entries_are_dropped_on_load(home: LmcpHome) -> None:
-    good = sig()
+    good = make_signal()
     doc = {
         "version": 1,
         "signals": [json.loads(good.model_dump_json()), {"schema_version": 1, "note": "secret"}],
@@ -77,20 +65,19 @@ def test_invalid_entries_are_dropped_on_load(home: LmcpHome) -> None:
 
 
 WRITER = r"""
-import datetime as dt, sys, uuid
+import sys
+from pathlib import Path
 from client.outbox import Outbox
 from client.paths import LmcpHome
-from contract.schema import *
-box = Outbox(LmcpHome(__import__("pathlib").Path(sys.argv[1])))
+from tests.factories import make_signal
+box = Outbox(LmcpHome(Path(sys.argv[1])))
 while True:
-    box.add([FrictionSignal(schema_version=1, signal_id=uuid.uuid4(), day=dt.date(2026, 1, 1),
-        friction_type=FrictionType.other, tool_attempted=ToolName.other,
-        error_class=ErrorClass.timeout, client=ClientInfo(version="1.0.0", platform=Platform.linux))
-        for _ in range(50)])
+    box.add([make_signal() for _ in range(50)])
     print("wrote", flush=True)
 """
 
 
+@pytest.mark.slow
 def test_survives_a_process_killed_mid_write(home: LmcpHome, tmp_path: Path) -> None:
     for round_ in range(3):
         with subprocess.Popen(

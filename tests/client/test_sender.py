@@ -2,30 +2,16 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import email.utils
 import time
-import uuid
 
 import httpx
 import pytest
 
 from client.sender import Delivery, Sender, parse_retry_after
-from contract.schema import ClientInfo, ErrorClass, FrictionSignal, FrictionType, Platform, ToolName
+from tests.factories import make_signal
 
 from .conftest import Recorder
-
-
-def signal() -> FrictionSignal:
-    return FrictionSignal(
-        schema_version=1,
-        signal_id=uuid.uuid4(),
-        day=dt.date(2026, 11, 30),
-        friction_type=FrictionType.other,
-        tool_attempted=ToolName.read_note,
-        error_class=ErrorClass.not_found,
-        client=ClientInfo(version="1.2.3", platform=Platform.macos),
-    )
 
 
 def make(recorder: Recorder, **kw: object) -> tuple[Sender, list[float]]:
@@ -37,7 +23,7 @@ def make(recorder: Recorder, **kw: object) -> tuple[Sender, list[float]]:
 def test_delivers_first_time_with_the_wire_body() -> None:
     rec = Recorder(httpx.Response(200, json={"accepted": 1, "duplicates": 0}))
     sender, sleeps = make(rec)
-    s = signal()
+    s = make_signal()
     report = sender.send([s])
     assert report.status is Delivery.delivered and report.attempts == 1 and sleeps == []
     req = rec.requests[0]
@@ -51,7 +37,7 @@ def test_delivers_first_time_with_the_wire_body() -> None:
 def test_retries_5xx_and_429_then_delivers(status: int) -> None:
     rec = Recorder(httpx.Response(status), httpx.Response(status), httpx.Response(200))
     sender, sleeps = make(rec)
-    report = sender.send([signal()])
+    report = sender.send([make_signal()])
     assert report.status is Delivery.delivered and report.attempts == 3
     assert len(sleeps) == 2 and all(0 < s <= 2.2 for s in sleeps)
 
@@ -59,7 +45,7 @@ def test_retries_5xx_and_429_then_delivers(status: int) -> None:
 def test_backoff_grows_exponentially_with_jitter() -> None:
     rec = Recorder(*[httpx.Response(503)] * 3, httpx.Response(200))
     sender, sleeps = make(rec, max_attempts=4)
-    sender.send([signal()])
+    sender.send([make_signal()])
     assert len(sleeps) == 3
     assert 0.2 <= sleeps[0] <= 0.4 and 0.4 <= sleeps[1] <= 0.6 and 0.8 <= sleeps[2] <= 1.0
 
@@ -67,14 +53,14 @@ def test_backoff_grows_exponentially_with_jitter() -> None:
 def test_transport_errors_are_retried() -> None:
     rec = Recorder(httpx.ConnectError("refused"), httpx.ReadTimeout("slow"), httpx.Response(200))
     sender, _ = make(rec)
-    assert sender.send([signal()]).status is Delivery.delivered
+    assert sender.send([make_signal()]).status is Delivery.delivered
     assert len(rec.requests) == 3
 
 
 def test_retry_after_seconds_is_honoured() -> None:
     rec = Recorder(httpx.Response(429, headers={"retry-after": "2"}), httpx.Response(200))
     sender, sleeps = make(rec)
-    assert sender.send([signal()]).status is Delivery.delivered
+    assert sender.send([make_signal()]).status is Delivery.delivered
     assert sleeps == [2.0]
 
 
@@ -87,14 +73,14 @@ def test_retry_after_http_date_is_honoured() -> None:
 def test_retry_after_beyond_the_budget_gives_up_at_once() -> None:
     rec = Recorder(httpx.Response(503, headers={"retry-after": "60"}), httpx.Response(200))
     sender, sleeps = make(rec, budget_s=5.0)
-    report = sender.send([signal()])
+    report = sender.send([make_signal()])
     assert report.status is Delivery.failed and sleeps == [] and len(rec.requests) == 1
 
 
 def test_attempts_are_capped() -> None:
     rec = Recorder(*[httpx.Response(500)] * 10)
     sender, sleeps = make(rec, max_attempts=3)
-    report = sender.send([signal()])
+    report = sender.send([make_signal()])
     assert report.status is Delivery.failed and report.attempts == 3 and len(sleeps) == 2
 
 
@@ -102,7 +88,7 @@ def test_total_time_is_bounded_with_a_real_clock() -> None:
     rec = Recorder(*[httpx.ConnectError("down")] * 50)
     sender = Sender(transport=rec.transport, budget_s=0.5, max_attempts=50)
     start = time.monotonic()
-    assert sender.send([signal()]).status is Delivery.failed
+    assert sender.send([make_signal()]).status is Delivery.failed
     assert time.monotonic() - start < 1.5
 
 
@@ -110,7 +96,7 @@ def test_total_time_is_bounded_with_a_real_clock() -> None:
 def test_4xx_is_dropped_and_counted_not_retried(status: int) -> None:
     rec = Recorder(httpx.Response(status), httpx.Response(200))
     sender, sleeps = make(rec)
-    report = sender.send([signal()])
+    report = sender.send([make_signal()])
     assert report.status is Delivery.rejected and report.http_status == status
     assert len(rec.requests) == 1 and sleeps == [] and sender.rejected == 1
 
@@ -118,12 +104,12 @@ def test_4xx_is_dropped_and_counted_not_retried(status: int) -> None:
 def test_never_raises_even_on_unexpected_errors() -> None:
     rec = Recorder(ValueError("a bug in the transport"))
     sender, _ = make(rec)
-    assert sender.send([signal()]).status is Delivery.failed
+    assert sender.send([make_signal()]).status is Delivery.failed
 
 
 def test_unreachable_real_socket_fails_fast() -> None:
     sender = Sender("http://127.0.0.1:9", budget_s=1.0)
     start = time.monotonic()
-    assert sender.send([signal()]).status is Delivery.failed
+    assert sender.send([make_signal()]).status is Delivery.failed
     assert time.monotonic() - start < 2.5
     sender.close()

@@ -1,9 +1,10 @@
-"""Fixtures for the collector tests: signals, settings on a temporary DuckDB file, servers."""
+"""Fixtures for the collector tests: settings on a temporary DuckDB file, servers, row checks.
+
+Signals come from ``tests/factories.py`` (re-exported here for the collector tests).
+"""
 
 from __future__ import annotations
 
-import datetime as dt
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -11,113 +12,20 @@ from typing import Any
 import duckdb
 import httpx
 import pytest
-from hypothesis import strategies as st
 from pydantic import SecretStr
 
 from collector.settings import CollectorSettings
-from contract.schema import (
-    MAX_ARGS,
-    RING_SIZE,
-    AppState,
-    ArgName,
-    ArgShape,
-    ArgType,
-    ClientInfo,
-    ErrorCategory,
-    ErrorClass,
-    FrictionSignal,
-    FrictionType,
-    IntentCategory,
-    Outcome,
-    Platform,
-    RingEntry,
-    SizeBucket,
-    ToolName,
-)
+from contract.schema import FrictionSignal
 from tests._servers import running_collector
 
+# The signal factory lives in tests/factories.py; the collector tests import it from here too.
+from tests.factories import TODAY as TODAY
+from tests.factories import batch_body as batch_body
+from tests.factories import make_signal as make_signal
+from tests.factories import signal_json as signal_json
+from tests.factories import signals as signals
+
 READ_TOKEN = "test-read-token-not-a-secret"
-TODAY = dt.date(2026, 11, 30)
-
-
-def make_signal(**overrides: Any) -> FrictionSignal:
-    fields: dict[str, Any] = {
-        "schema_version": 1,
-        "signal_id": uuid.uuid4(),
-        "day": TODAY,
-        "friction_type": FrictionType.cannot_complete,
-        "error_category": ErrorCategory.timeout,
-        "intent_category": IntentCategory.manage_note,
-        "tool_attempted": ToolName.read_note,
-        "attempt_count": 2,
-        "error_class": ErrorClass.timeout,
-        "args": (ArgShape(name=ArgName.note_name, type=ArgType.string, size=SizeBucket.up_to_16),),
-        "ring": (
-            RingEntry(tool=ToolName.list_notes, outcome=Outcome.ok),
-            RingEntry(tool=ToolName.create_note, outcome=Outcome.preview),
-            RingEntry(tool=ToolName.read_note, outcome=Outcome.failed),
-        ),
-        "app": AppState(installed=True, running=False, permitted=None),
-        "client": ClientInfo(version="1.2.3", platform=Platform.macos),
-    }
-    fields.update(overrides)
-    return FrictionSignal(**fields)
-
-
-def signal_json(signal: FrictionSignal) -> dict[str, Any]:
-    return signal.model_dump(mode="json")
-
-
-def batch_body(signals: list[FrictionSignal] | list[dict[str, Any]]) -> bytes:
-    import json
-
-    items = [s if isinstance(s, dict) else signal_json(s) for s in signals]
-    return json.dumps({"signals": items}).encode()
-
-
-def _opt(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
-    return st.none() | strategy
-
-
-ring_entries = st.builds(
-    RingEntry, tool=st.sampled_from(ToolName), outcome=st.sampled_from(Outcome)
-)
-
-signals = st.builds(
-    FrictionSignal,
-    schema_version=st.just(1),
-    signal_id=st.uuids(version=4),
-    day=st.dates(dt.date(2020, 1, 1), dt.date(2030, 12, 31)),
-    friction_type=st.sampled_from(FrictionType),
-    error_category=_opt(st.sampled_from(ErrorCategory)),
-    intent_category=_opt(st.sampled_from(IntentCategory)),
-    tool_attempted=st.sampled_from(ToolName),
-    attempt_count=_opt(st.integers(1, 100)),
-    error_class=st.sampled_from(ErrorClass),
-    args=st.lists(
-        st.builds(
-            ArgShape,
-            name=st.sampled_from(ArgName),
-            type=st.sampled_from(ArgType),
-            size=_opt(st.sampled_from(SizeBucket)),
-        ),
-        max_size=min(MAX_ARGS, 4),
-    ).map(tuple),
-    ring=st.lists(ring_entries, max_size=RING_SIZE).map(tuple),
-    app=st.builds(
-        AppState,
-        installed=_opt(st.booleans()),
-        running=_opt(st.booleans()),
-        permitted=_opt(st.booleans()),
-    ),
-    client=st.builds(
-        ClientInfo,
-        version=st.tuples(st.integers(0, 999), st.integers(0, 999), st.integers(0, 9999)).map(
-            lambda t: f"{t[0]}.{t[1]}.{t[2]}"
-        ),
-        platform=st.sampled_from(Platform),
-    ),
-)
 
 
 @pytest.fixture
@@ -138,6 +46,23 @@ def collector_url(settings: CollectorSettings) -> Iterator[str]:
 @pytest.fixture
 def http(collector_url: str) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=collector_url, trust_env=False, timeout=10) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def refusing_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
+    """One collector for a module's refusal tests: a refused request stores nothing, so every
+    such test can check ``count == 0`` on the same server (starting one costs more than the test).
+    """
+    settings = CollectorSettings(
+        db_path=tmp_path_factory.mktemp("refusals") / "signals.duckdb",
+        read_tokens=[SecretStr(READ_TOKEN)],
+        rate_limit_enabled=False,
+    )
+    with (
+        running_collector(settings) as url,
+        httpx.Client(base_url=url, trust_env=False, timeout=10) as client,
+    ):
         yield client
 
 

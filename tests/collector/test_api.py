@@ -11,7 +11,9 @@ from typing import Any
 
 import httpx
 import pytest
+from fastapi import FastAPI
 
+from collector.app import CollectorApp
 from collector.settings import CollectorSettings
 from lmcp.apps import collector_app as create_app
 from tests.collector.conftest import (
@@ -21,6 +23,7 @@ from tests.collector.conftest import (
     make_signal,
     signal_json,
 )
+from tests.factories import BARE
 
 JSON = {"content-type": "application/json"}
 
@@ -39,15 +42,13 @@ def _bomb() -> bytes:
 
 
 def _many(n: int) -> bytes:
-    """``n`` small signals (about 200 bytes each: 10,000 fit in 4 MiB, not in 1 MiB)."""
-    one = {
-        "schema_version": 1,
-        "day": "2026-11-30",
-        "friction_type": "other",
-        "tool_attempted": "other",
-        "error_class": "timeout",
-        "client": {"version": "1.2.3", "platform": "linux"},
-    }
+    """``n`` small signals (about 340 bytes each: 10,000 fit in 4 MiB, not in 1 MiB)."""
+    one = signal_json(
+        **BARE,
+        friction_type="other",
+        tool_attempted="other",
+        client={"version": "1.2.3", "platform": "linux"},
+    )
     items = [dict(one, signal_id=str(uuid.uuid4())) for _ in range(n)]
     return json.dumps({"signals": items}, separators=(",", ":")).encode()
 
@@ -148,12 +149,13 @@ BAD_INPUT: list[tuple[str, Callable[[], bytes], dict[str, str], int, str]] = [
     [pytest.param(*row[1:], id=row[0]) for row in BAD_INPUT],
 )
 def test_bad_input(
-    http: httpx.Client,
+    refusing_http: httpx.Client,
     body: Callable[[], bytes],
     headers: dict[str, str],
     status: int,
     code: str,
 ) -> None:
+    http = refusing_http  # shared by every bad input: none may store anything
     response = http.post("/v1/signals", content=body(), headers=headers)
     problem = assert_problem(response, status, code)
     for entry in problem.get("errors", []):
@@ -264,7 +266,9 @@ def test_error_shape_on_every_route(http: httpx.Client, settings: CollectorSetti
     assert_problem(http.get("/no/such/route"), 404, "not_found")
 
 
-def test_unhandled_exception_is_a_generic_500(settings: CollectorSettings) -> None:
+def test_unhandled_exception_is_a_generic_500(
+    settings: CollectorSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from tests._servers import running_collector
 
     app_settings = settings
@@ -272,26 +276,23 @@ def test_unhandled_exception_is_a_generic_500(settings: CollectorSettings) -> No
     class Boom(Exception):
         pass
 
-    def add_boom(app: Any) -> None:
+    def add_boom(app: FastAPI) -> None:
         @app.get("/boom")
         async def boom() -> None:
             raise Boom("secret-value-in-message")
 
     import tests._servers as servers
 
-    original = servers.create_app
+    original = create_app  # what tests._servers serves
 
-    def patched(s: CollectorSettings, **kw: Any) -> Any:
+    def patched(s: CollectorSettings, **kw: Any) -> CollectorApp:
         app = original(s, **kw)
         add_boom(app)
         return app
 
-    servers.create_app = patched  # type: ignore[attr-defined]
-    try:
-        with running_collector(app_settings) as url, httpx.Client(base_url=url) as client:
-            response = client.get("/boom")
-    finally:
-        servers.create_app = original  # type: ignore[attr-defined]
+    monkeypatch.setattr(servers, "create_app", patched)
+    with running_collector(app_settings) as url, httpx.Client(base_url=url) as client:
+        response = client.get("/boom")
     body = assert_problem(response, 500, "internal_error")
     assert "secret-value" not in response.text
     assert body["detail"] == "An internal error occurred."

@@ -5,6 +5,8 @@ A repeated id would send the collector down its duplicate path and measure the w
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from benchmarks.bench_collector import _Bodies, _signal_template
@@ -15,7 +17,7 @@ from contract.schema import SignalBatch
 def test_bodies_validate_and_never_repeat_an_id(size: int) -> None:
     pre, post = _signal_template()
     connections = [_Bodies(pre, post, size, number) for number in (0, 1, 4095)]
-    seen = set()
+    seen: set[uuid.UUID] = set()
     sent = 0
     for _ in range(3):
         for bodies in connections:

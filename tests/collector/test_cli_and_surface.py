@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from collector.db import apply_migrations
-from collector.writer import flush_rows
+from collector.store import flush_rows
 from lmcp.collector_cli import app, build_settings, uvicorn_config
 from tests.collector.conftest import make_signal
 
@@ -43,6 +43,7 @@ def test_all_names_exist_and_are_public(name: str) -> None:
         assert not member.startswith("_")
 
 
+@pytest.mark.slow
 def test_migrate_then_purge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     db = tmp_path / "cli.duckdb"
     runner = CliRunner()

@@ -10,6 +10,7 @@ import uuid
 
 import httpx
 import pyarrow.parquet as pq
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -18,12 +19,12 @@ from collector.settings import CollectorSettings
 from contract.schema import FrictionSignal
 from tests._servers import running_collector
 from tests.collector.conftest import auth, expected_row, make_signal, read_rows, signals
+from tests.factories import BARE
+from tests.hypothesis_profiles import at_most
 
 
 def test_sender_delivers_and_rows_match_field_by_field(settings: CollectorSettings) -> None:
-    batch = [make_signal() for _ in range(3)] + [
-        make_signal(ring=(), args=(), error_category=None, intent_category=None, attempt_count=None)
-    ]
+    batch = [make_signal() for _ in range(3)] + [make_signal(**BARE)]
     with running_collector(settings) as url:
         sender = Sender(url)
         try:
@@ -42,9 +43,9 @@ def test_sender_delivers_and_rows_match_field_by_field(settings: CollectorSettin
         assert row == expected_row(signal)
 
 
-@settings(
-    max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@pytest.mark.slow
+# Each example is a real HTTP round trip through a running collector: five are enough.
+@settings(max_examples=at_most(5), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(signals, min_size=1, max_size=40, unique_by=lambda s: s.signal_id))
 def test_arbitrary_valid_signals_survive_the_trip(
     settings: CollectorSettings, batch: list[FrictionSignal]

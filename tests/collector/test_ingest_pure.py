@@ -7,7 +7,7 @@ import json
 import zlib
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from collector.errors import ProblemError
@@ -41,14 +41,12 @@ def test_other_content_types_refused(content_type: str | None, code: str) -> Non
     assert (info.value.status, info.value.code) == (415, code)
 
 
-@settings(max_examples=100, deadline=None)
 @given(st.binary(max_size=20_000))
 def test_gzip_round_trip(data: bytes) -> None:
     assert decode_body(gzip.compress(data), "gzip", max_decompressed=LIMIT) == data
     assert decode_body(data, None, max_decompressed=LIMIT) == data
 
 
-@settings(max_examples=50, deadline=None)
 @given(st.integers(1, 5000), st.integers(0, 3))
 def test_gzip_cap_is_exact(limit: int, extra: int) -> None:
     data = b"a" * (limit + extra)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import httpx
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from collector.ratelimit import RateLimiter
@@ -20,7 +20,6 @@ class FakeClock:
         return self.now
 
 
-@settings(max_examples=100, deadline=None)
 @given(st.integers(1, 50), st.floats(0.5, 100.0))
 def test_burst_then_refusal_then_refill(burst: int, rate: float) -> None:
     clock = FakeClock()
@@ -33,7 +32,6 @@ def test_burst_then_refusal_then_refill(burst: int, rate: float) -> None:
     assert limiter.check("a") == 0.0
 
 
-@settings(max_examples=100, deadline=None)
 @given(st.lists(st.sampled_from("abcdefgh"), max_size=200), st.integers(1, 5))
 def test_bucket_count_is_bounded(keys: list[str], max_clients: int) -> None:
     limiter = RateLimiter(10.0, 5, max_clients=max_clients, clock=FakeClock())

@@ -8,13 +8,14 @@ import time
 
 import duckdb
 import httpx
-from hypothesis import given, settings
+import pytest
+from hypothesis import given
 from hypothesis import strategies as st
 
 from collector.db import apply_migrations
 from collector.retention import first_kept_day, purge_expired
 from collector.settings import CollectorSettings
-from collector.writer import flush_rows
+from collector.store import flush_rows
 from contract.schema import FrictionSignal
 from tests._servers import running_collector
 from tests.collector.conftest import auth, make_signal, read_rows
@@ -44,7 +45,7 @@ def _db_with(days: list[tuple[dt.date, dt.date]]) -> duckdb.DuckDBPyConnection:
 AGES = st.sampled_from([0, 1, 29, 30, 31, 89, 90, 91, 364, 365, 366])
 
 
-@settings(max_examples=40, deadline=None)
+@pytest.mark.slow
 @given(
     st.lists(st.tuples(AGES, AGES), max_size=12),
     st.sampled_from([1, 30, 89, 90, 91, 365]),

@@ -19,7 +19,7 @@ from typing import Any, get_args
 
 import duckdb
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
@@ -116,6 +116,22 @@ def con() -> Iterator[duckdb.DuckDBPyConnection]:
     connection.close()
 
 
+@pytest.fixture(scope="module")
+def migrated() -> Iterator[duckdb.DuckDBPyConnection]:
+    """One migrated database for the property tests, emptied per example by ``_emptied``:
+    migrating a fresh database costs far more than emptying a table."""
+    connection = duckdb.connect(":memory:")
+    apply_migrations(connection)
+    yield connection
+    connection.close()
+
+
+def _emptied(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """``con`` with no stored signal: the only table a flush writes is ``signals``."""
+    con.execute("DELETE FROM signals")
+    return con
+
+
 def _stored(con: duckdb.DuckDBPyConnection) -> dict[uuid.UUID, dict[str, Any]]:
     cur = con.execute("SELECT * EXCLUDE (received_day) FROM signals")
     names = [d[0] for d in cur.description or []]
@@ -131,14 +147,15 @@ def _stored(con: duckdb.DuckDBPyConnection) -> dict[uuid.UUID, dict[str, Any]]:
     [(True, False), (False, False), (False, True)],
     ids=["parsed-bodies", "from-models", "models-validated-again"],
 )
-@settings(max_examples=100, deadline=None)
 @given(requests=st.lists(bodies(), min_size=1, max_size=4))
 def test_any_spelling_is_stored_as_the_model_validated_it(
-    from_bodies: bool, body_only: bool, requests: list[tuple[bytes, list[FrictionSignal]]]
+    migrated: duckdb.DuckDBPyConnection,
+    from_bodies: bool,
+    body_only: bool,
+    requests: list[tuple[bytes, list[FrictionSignal]]],
 ) -> None:
     """``models-validated-again``: requests that waited as their body only (``BodyOnly``)."""
-    con = duckdb.connect(":memory:")
-    apply_migrations(con)
+    con = _emptied(migrated)
     validated = [SignalBatch.model_validate_json(body, strict=True).signals for body, _ in requests]
     for got, (_, want) in zip(validated, requests, strict=True):
         assert list(got) == want  # the spelling is legal: pydantic reads the same signals
@@ -156,7 +173,6 @@ def test_any_spelling_is_stored_as_the_model_validated_it(
     else:
         assert sum(r.accepted for r in results) == len(set(ids))
     stored = _stored(con)
-    con.close()
     assert set(stored) == set(ids)
     for batch in validated:
         for signal in batch:
@@ -165,17 +181,16 @@ def test_any_spelling_is_stored_as_the_model_validated_it(
 
 
 @pytest.mark.slow
-@settings(max_examples=100, deadline=None)
 @given(st.lists(signals, min_size=1, max_size=8, unique_by=lambda s: s.signal_id))
-def test_a_client_body_goes_through_duckdb_without_refusal(batch: list[FrictionSignal]) -> None:
+def test_a_client_body_goes_through_duckdb_without_refusal(
+    migrated: duckdb.DuckDBPyConnection, batch: list[FrictionSignal]
+) -> None:
     """The spelling the client sends (pydantic's own) is never refused: the fast path is taken."""
     body = batch_body(batch)
     assert SignalBatch.model_validate_json(body, strict=True).signals == tuple(batch)
-    con = duckdb.connect(":memory:")
-    apply_migrations(con)
+    con = _emptied(migrated)
     insert_bodies(con, [body, batch_body([])], [len(batch), 0], TODAY)
     stored = _stored(con)
-    con.close()
     assert stored == {s.signal_id: expected_row(s) for s in batch}
 
 

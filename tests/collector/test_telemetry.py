@@ -9,7 +9,7 @@ from typing import ClassVar
 
 import httpx
 import pytest
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader, NumberDataPoint
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from collector.settings import CollectorSettings
@@ -28,11 +28,9 @@ def _metrics(reader: InMemoryMetricReader) -> dict[str, list[tuple[dict[str, obj
         assert dict(rm.resource.attributes) == dict(build_resource().attributes)
         for sm in rm.scope_metrics:
             for metric in sm.metrics:
-                for point in metric.data.data_points:  # type: ignore[attr-defined]
-                    value = getattr(point, "value", None)
-                    if value is None:
-                        value = point.sum  # histogram
-                    out.setdefault(metric.name, []).append((dict(point.attributes), value))
+                for point in metric.data.data_points:
+                    value = point.value if isinstance(point, NumberDataPoint) else point.sum
+                    out.setdefault(metric.name, []).append((dict(point.attributes or {}), value))
     return out
 
 

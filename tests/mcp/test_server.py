@@ -19,6 +19,8 @@ from client.runtime import Runtime
 from contract.catalogue import raw_catalogue
 from tests.mcp.conftest import mcp_session
 
+pytestmark = pytest.mark.slow  # every test here starts a process
+
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
     return {

@@ -12,6 +12,8 @@ from client.paths import LmcpHome
 from lmcp.cli import app
 from tests.recipes.conftest import make_host
 
+pytestmark = pytest.mark.slow  # every test here starts a process
+
 runner = CliRunner()
 
 

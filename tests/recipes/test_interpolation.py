@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from client.recipes import (
@@ -28,17 +28,14 @@ json_values = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(keys, inner, max_size=3),
     max_leaves=10,
 )
-SETTINGS = settings(max_examples=100, deadline=None)
 
 
-@SETTINGS
 @given(name=names, value=json_values)
 def test_an_exact_placeholder_keeps_the_json_type(name: str, value: Any) -> None:
     assert interpolate("${" + name + "}", {name: value}) == value
     assert type(interpolate("${" + name + "}", {name: value})) is type(value)
 
 
-@SETTINGS
 @given(name=names, value=json_values, prefix=st.text(alphabet="ab $-", max_size=5))
 def test_an_embedded_placeholder_is_stringified(name: str, value: Any, prefix: str) -> None:
     prefix = prefix.replace("$", "")
@@ -48,7 +45,6 @@ def test_an_embedded_placeholder_is_stringified(name: str, value: Any, prefix: s
         assert json.loads(stringify(value)) == value
 
 
-@SETTINGS
 @given(name=names, other=names, text=st.text(max_size=10))
 def test_substituted_text_is_never_interpolated_again(name: str, other: str, text: str) -> None:
     assume(name != other)
@@ -58,7 +54,6 @@ def test_substituted_text_is_never_interpolated_again(name: str, other: str, tex
     assert interpolate("<${" + name + "}>", params) == "<" + sneaky + ">"
 
 
-@SETTINGS
 @given(data=st.data(), result=json_values)
 def test_key_and_index_paths_reach_into_an_earlier_result(data: st.DataObject, result: Any) -> None:
     path: list[str | int] = []
@@ -77,7 +72,6 @@ def test_key_and_index_paths_reach_into_an_earlier_result(data: st.DataObject, r
     assert interpolate("${" + str(ref) + "}", {}, {0: result}) == current
 
 
-@SETTINGS
 @given(result=st.dictionaries(keys, scalars, max_size=4), missing=keys)
 def test_a_missing_key_is_an_error_naming_the_reference_never_an_empty_string(
     result: dict[str, Any], missing: str

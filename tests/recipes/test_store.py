@@ -7,6 +7,8 @@ import multiprocessing
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from client.host import ToolResult
 from client.paths import LmcpHome
 from client.recipes import RecipeStore, recipe_filename
@@ -99,6 +101,7 @@ def _save_in_process(root: str, index: int, barrier: object, out: object) -> Non
     out.put((index, result.ok, result.error.code if result.error else None))  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow
 def test_twenty_processes_save_one_name_at_once_exactly_one_succeeds(home: LmcpHome) -> None:
     ctx = multiprocessing.get_context("fork")
     barrier, out = ctx.Barrier(20), ctx.Queue()

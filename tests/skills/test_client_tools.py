@@ -190,6 +190,7 @@ def test_recall_cloud_skill_tool_not_found(host_for: HostFor, slug: str) -> None
 WRITE_MARKER = "import sys, pathlib\npathlib.Path(sys.argv[1]).write_text('ran')\nprint('done')\n"
 
 
+@pytest.mark.slow  # runs the skill's script in a child process
 def test_execute_cloud_skill_previews_unless_confirmed(
     host_for: HostFor, slug: str, tmp_path: Path
 ) -> None:
@@ -241,6 +242,7 @@ def test_execute_cloud_skill_refuses_a_hash_that_does_not_match_the_recalled_rev
         )
 
 
+@pytest.mark.slow  # runs the skill's script in a child process
 def test_execute_cloud_skill_runs_an_older_pinned_revision(host_for: HostFor, slug: str) -> None:
     host = host_for()
     first = _script_skill(host, slug, "print('one')")
@@ -296,6 +298,7 @@ def test_execute_cloud_skill_refuses_unpublished_revisions(host_for: HostFor, sl
         assert result.error is not None and result.error.code == "revision_not_published"
 
 
+@pytest.mark.slow  # runs the skill's script in a child process
 def test_execute_cloud_skill_time_limit_is_a_timeout_failure(host_for: HostFor, slug: str) -> None:
     host = host_for(LMCP_SKILLS_EXEC_TIMEOUT_S="0.5")
     saved = _script_skill(host, slug, "import time\ntime.sleep(30)\n")

@@ -18,6 +18,8 @@ from client.skills._execute import (
     scrubbed_env,
 )
 
+pytestmark = pytest.mark.slow  # every test here starts a process
+
 PY = interpreter_for("text/x-python")
 SH = interpreter_for("text/x-shellscript")
 posix_only = pytest.mark.skipif(os.name != "posix", reason="POSIX process groups and /bin/sh")

@@ -8,7 +8,7 @@ import json
 import random
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from cloudskills.hashing import canonical_bytes, canonical_hash
@@ -90,7 +90,6 @@ def _shuffled_keys(value: Any, rng: random.Random) -> Any:
     return value
 
 
-@settings(max_examples=100, deadline=None)
 @given(
     name=st.text(min_size=1, max_size=20).filter(str.strip),
     instructions=st.text(min_size=1, max_size=40).filter(str.strip),

@@ -13,10 +13,13 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from tests.skills.conftest import token_of
+
+pytestmark = pytest.mark.slow  # every test here starts a process
 
 REPO = Path(__file__).resolve().parents[2]
 

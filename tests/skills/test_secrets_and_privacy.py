@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from cloudskills.validation import InvalidSkill, validate_save
@@ -109,7 +109,6 @@ MARK = "QZXJ"
 marked = st.text(min_size=0, max_size=40).map(lambda t: MARK + t)
 
 
-@settings(max_examples=150, deadline=None)
 @given(
     name=st.one_of(marked, st.just("")),
     slug=st.one_of(st.none(), marked),

@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from cloudskills.limits import (
@@ -161,14 +161,12 @@ def test_slug_not_derivable_from_name_refused() -> None:
     assert rules(body(name="部署手順")) == {"slug_underivable"}
 
 
-@settings(max_examples=200, deadline=None)
 @given(st.text(max_size=200))
 def test_property_a_derived_slug_always_honours_the_slug_contract(name: str) -> None:
     slug = derive_slug(name)
     assert slug is None or is_valid_slug(slug)
 
 
-@settings(max_examples=200, deadline=None)
 @given(st.text(max_size=80))
 def test_property_slug_contract_is_1_to_64_lowercase(slug: str) -> None:
     if is_valid_slug(slug):
@@ -250,7 +248,6 @@ def test_component_path_over_512_characters_refused() -> None:
     assert rules(body(components_json=components(comp("a" * 513)))) == {"path_too_long"}
 
 
-@settings(max_examples=200, deadline=None)
 @given(st.lists(st.sampled_from(["a", "b", ".", "..", "/", "\\", ":", "C", " "]), max_size=12))
 def test_property_an_accepted_path_is_relative_normalised_and_never_escapes(
     parts: list[str],

@@ -1,0 +1,137 @@
+"""The one place tests build friction signals: a model, its wire JSON, a batch body, a strategy.
+
+``make_signal()`` is a complete, valid signal (every optional field filled); any field can be
+overridden, with a model value or its wire spelling (``tool_attempted="other"``,
+``client={"version": "0.1.0", "platform": "linux"}``): overrides are validated as the wire
+is, so a test cannot build a signal the collector would refuse. ``make_signal(**BARE)`` is
+the smallest valid signal (every optional field at its default).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from hypothesis import strategies as st
+
+from contract.schema import (
+    MAX_ARGS,
+    RING_SIZE,
+    AppState,
+    ArgName,
+    ArgShape,
+    ArgType,
+    ClientInfo,
+    ErrorCategory,
+    ErrorClass,
+    FrictionSignal,
+    FrictionType,
+    IntentCategory,
+    Outcome,
+    Platform,
+    RingEntry,
+    SizeBucket,
+    ToolName,
+)
+
+__all__ = ["BARE", "TODAY", "batch_body", "make_signal", "signal_json", "signals"]
+
+#: The test calendar's "today": the day every default signal was built.
+TODAY = dt.date(2026, 11, 30)
+
+#: Every optional field at its default: ``make_signal(**BARE)`` is the smallest valid signal.
+BARE: Mapping[str, Any] = {
+    "error_category": None,
+    "intent_category": None,
+    "attempt_count": None,
+    "args": (),
+    "ring": (),
+    "app": AppState(),
+}
+
+
+def make_signal(**overrides: Any) -> FrictionSignal:
+    """A valid signal with a fresh id; ``overrides`` replace fields (model or wire values)."""
+    fields: dict[str, Any] = {
+        "schema_version": 1,
+        "signal_id": uuid.uuid4(),
+        "day": TODAY,
+        "friction_type": FrictionType.cannot_complete,
+        "error_category": ErrorCategory.timeout,
+        "intent_category": IntentCategory.manage_note,
+        "tool_attempted": ToolName.read_note,
+        "attempt_count": 2,
+        "error_class": ErrorClass.timeout,
+        "args": (ArgShape(name=ArgName.note_name, type=ArgType.string, size=SizeBucket.up_to_16),),
+        "ring": (
+            RingEntry(tool=ToolName.list_notes, outcome=Outcome.ok),
+            RingEntry(tool=ToolName.create_note, outcome=Outcome.preview),
+            RingEntry(tool=ToolName.read_note, outcome=Outcome.failed),
+        ),
+        "app": AppState(installed=True, running=False, permitted=None),
+        "client": ClientInfo(version="1.2.3", platform=Platform.macos),
+    }
+    fields.update(overrides)
+    # Lax mode lets an override use a wire spelling (str -> enum, dict -> model); the
+    # constraints (catalogue names, bounds, lengths) are still checked.
+    return FrictionSignal.model_validate(fields, strict=False)
+
+
+def signal_json(signal: FrictionSignal | None = None, /, **overrides: Any) -> dict[str, Any]:
+    """The wire JSON of ``signal`` (or of ``make_signal(**overrides)``), as a client sends it."""
+    return (signal if signal is not None else make_signal(**overrides)).model_dump(mode="json")
+
+
+def batch_body(signals: Sequence[FrictionSignal] | Sequence[dict[str, Any]]) -> bytes:
+    """The body of ``POST /v1/signals`` holding ``signals`` (models or wire JSON)."""
+    items = [s if isinstance(s, dict) else signal_json(s) for s in signals]
+    return json.dumps({"signals": items}).encode()
+
+
+def _opt(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.none() | strategy
+
+
+ring_entries = st.builds(
+    RingEntry, tool=st.sampled_from(ToolName), outcome=st.sampled_from(Outcome)
+)
+
+#: Any valid signal (for property tests).
+signals = st.builds(
+    FrictionSignal,
+    schema_version=st.just(1),
+    signal_id=st.uuids(version=4),
+    day=st.dates(dt.date(2020, 1, 1), dt.date(2030, 12, 31)),
+    friction_type=st.sampled_from(FrictionType),
+    error_category=_opt(st.sampled_from(ErrorCategory)),
+    intent_category=_opt(st.sampled_from(IntentCategory)),
+    tool_attempted=st.sampled_from(ToolName),
+    attempt_count=_opt(st.integers(1, 100)),
+    error_class=st.sampled_from(ErrorClass),
+    args=st.lists(
+        st.builds(
+            ArgShape,
+            name=st.sampled_from(ArgName),
+            type=st.sampled_from(ArgType),
+            size=_opt(st.sampled_from(SizeBucket)),
+        ),
+        max_size=min(MAX_ARGS, 4),
+    ).map(tuple),
+    ring=st.lists(ring_entries, max_size=RING_SIZE).map(tuple),
+    app=st.builds(
+        AppState,
+        installed=_opt(st.booleans()),
+        running=_opt(st.booleans()),
+        permitted=_opt(st.booleans()),
+    ),
+    client=st.builds(
+        ClientInfo,
+        version=st.tuples(st.integers(0, 999), st.integers(0, 999), st.integers(0, 9999)).map(
+            lambda t: f"{t[0]}.{t[1]}.{t[2]}"
+        ),
+        platform=st.sampled_from(Platform),
+    ),
+)

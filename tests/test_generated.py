@@ -1,0 +1,27 @@
+"""Every generated file is what the code renders now (``make generate`` writes them)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from scripts.generate import ARTEFACTS, Artefact, main, stale, write_all
+
+
+def test_no_generated_file_is_stale() -> None:
+    assert [str(p) for p in stale()] == [], "run `make generate` and review the diff"
+
+
+def test_a_hand_edit_is_caught_and_regenerated(tmp_path: Path) -> None:
+    target = tmp_path / "generated.txt"
+    artefact = Artefact(target, lambda: "from the code\n", "a test")
+    assert stale([artefact]) == [target]  # missing
+    assert write_all([artefact]) == [target]
+    assert stale([artefact]) == [] and write_all([artefact]) == []
+    target.write_text("from the code\nand a hand edit\n", encoding="utf-8")
+    assert stale([artefact]) == [target]
+
+
+def test_check_mode_writes_nothing() -> None:
+    before = {a.path: a.path.read_bytes() for a in ARTEFACTS}
+    assert main(["--check"]) == 0
+    assert {a.path: a.path.read_bytes() for a in ARTEFACTS} == before
