@@ -27,6 +27,7 @@ from client.outbox import Outbox
 from client.paths import LmcpHome
 from client.sender import Delivery, Sender
 from client.sentlog import SentLog
+from contract.days import utc_today
 from contract.schema import (
     MAX_ATTEMPT_COUNT,
     SCHEMA_VERSION,
@@ -65,10 +66,6 @@ def default_client_info() -> ClientInfo:
         sys.platform, Platform.linux
     )
     return ClientInfo(version=__version__, platform=platform)
-
-
-def utc_today() -> dt.date:
-    return dt.datetime.now(dt.UTC).date()
 
 
 def build_signal(

@@ -38,7 +38,7 @@ class Issue:
         return "/" + parts.replace(".", "/")
 
     def to_dict(self) -> dict[str, str]:
-        """The collector's error-entry shape (``pointer``, ``rule``, ``detail``) plus ``class``."""
+        """The services' error-entry shape (``pointer``, ``rule``, ``detail``) plus ``class``."""
         out = {"pointer": self.pointer, "rule": self.code, "detail": self.detail}
         out["class"] = self.kind
         if self.rule is not None:

@@ -25,21 +25,24 @@ from opentelemetry.sdk.metrics.export import MetricReader
 from opentelemetry.sdk.trace.export import SpanExporter
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from collector.db import Database
-from collector.errors import CatchAllMiddleware, ProblemError, install_error_handlers
+from collector.db import signals_database
 from collector.ingest_routes import INGEST_PATH, IngestEndpoint, document_ingestion
 from collector.ratelimit import RateLimiter, RateLimitMiddleware
 from collector.read_routes import build_read_router
 from collector.retention import RetentionJob
 from collector.settings import CollectorSettings
-from collector.telemetry import RequestSpanMiddleware, Telemetry, service_version
-from collector.writer import GroupCommitWriter, SignalSink, utc_today
+from collector.telemetry import RequestSpanMiddleware, Telemetry
+from collector.writer import GroupCommitWriter, SignalSink
+from contract.days import utc_today
+from service.auth import require_bearer
+from service.db import Database
+from service.errors import CatchAllMiddleware, ProblemError, install_error_handlers
+from service.serving import service_version, silence_access_log
 
 __all__ = [
     "RouterFactory",
     "CollectorApp",
     "create_app",
-    "silence_access_log",
     "tune_serving_process",
 ]
 
@@ -47,16 +50,6 @@ log = logging.getLogger("collector")
 
 #: Builds an extra router from the app's settings and database (triage, handed in by the shell).
 RouterFactory = Callable[[CollectorSettings, Database], APIRouter]
-
-
-def silence_access_log() -> None:
-    """Turn uvicorn's access log off for good: its lines carry the client's address.
-
-    ``access_log=False`` alone is not enough: uvicorn logs whenever the ``uvicorn.access``
-    logger has handlers, and a later logging setup can give it some (through propagation).
-    A disabled logger drops every record whatever its handlers.
-    """
-    logging.getLogger("uvicorn.access").disabled = True
 
 
 #: How long a thread may hold the GIL before another one asking for it gets it (CPython: 5 ms).
@@ -138,7 +131,7 @@ def create_app(
         tracer_provider=tracer_provider,
         meter_provider=meter_provider,
     )
-    db = Database(settings.db_path, threads=settings.duckdb_threads)
+    db = signals_database(settings.db_path, threads=settings.duckdb_threads)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -197,7 +190,7 @@ def create_app(
             raise ProblemError(503, "not_ready", "The database does not answer.") from None
         return {"status": "ready"}
 
-    app.include_router(build_read_router(db))
+    app.include_router(build_read_router(db, require_bearer(settings.read_tokens)))
     for build in routers:
         app.include_router(build(settings, db))
 

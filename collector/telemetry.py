@@ -15,7 +15,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib.metadata import PackageNotFoundError, version
 
 from opentelemetry import metrics, trace
 from opentelemetry.sdk.metrics import MeterProvider
@@ -36,23 +35,16 @@ from opentelemetry.sdk.trace.export import (
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from collector.settings import CollectorSettings
+from service.serving import service_version
 
 __all__ = [
     "SERVICE_NAME",
     "RequestSpanMiddleware",
     "Telemetry",
     "build_resource",
-    "service_version",
 ]
 
 SERVICE_NAME = "lmcp-collector"
-
-
-def service_version() -> str:
-    try:
-        return version("lmcp-friction")
-    except PackageNotFoundError:  # running from a source tree that is not installed
-        return "0.0.0"
 
 
 def build_resource() -> Resource:

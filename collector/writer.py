@@ -45,13 +45,15 @@ from typing import NamedTuple, Protocol, overload
 import duckdb
 import pyarrow as pa
 
-from collector._sql import load_sql
-from collector.db import Database
+from collector.db import SQL_DIR
 from collector.errors import WriteError
 from collector.ingest import validate_batch
 from collector.rows import ROWS, rows_from_models
 from collector.telemetry import Telemetry
+from contract.days import utc_today
 from contract.schema import FrictionSignal
+from service.db import Database
+from service.sql import load_sql
 
 __all__ = [
     "KEPT_MODELS_MAX",
@@ -95,10 +97,6 @@ class DiscardSink:
         self, signals: Sequence[FrictionSignal], body: bytes | None = None
     ) -> WriteResult:
         return WriteResult(len(signals), 0)
-
-
-def utc_today() -> dt.date:
-    return dt.datetime.now(dt.UTC).date()
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,7 +281,7 @@ def insert_bodies(
     """
     # A validated body is UTF-8 (pydantic refuses anything else).
     texts = [body.decode() for body in bodies]
-    con.execute(load_sql("insert_bodies"), [received_day, texts, list(counts)])
+    con.execute(load_sql(SQL_DIR, "insert_bodies"), [received_day, texts, list(counts)])
 
 
 def flush_rows(
@@ -392,7 +390,7 @@ def insert_table(
         finally:
             con.unregister(IncomingTable.NAME)
     incoming.register(con)
-    insert = load_sql("insert_rows")
+    insert = load_sql(SQL_DIR, "insert_rows")
     if not known_conflict:
         with incoming.holding(table):
             try:
@@ -405,7 +403,7 @@ def insert_table(
     con.execute("BEGIN TRANSACTION")
     try:
         with incoming.holding(table):
-            stored = {row[0] for row in con.execute(load_sql("stored_ids")).fetchall()}
+            stored = {row[0] for row in con.execute(load_sql(SQL_DIR, "stored_ids")).fetchall()}
         fresh = [sid not in stored for sid in ids]
         with incoming.holding(table.filter(pa.array(fresh, pa.bool_()))):
             con.execute(insert, [received_day])
@@ -711,7 +709,7 @@ class GroupCommitWriter:
             conflict = False
             with self._incoming.streaming(flush.batches):
                 try:
-                    con.execute(load_sql("insert_rows"), [day])
+                    con.execute(load_sql(SQL_DIR, "insert_rows"), [day])
                 except duckdb.ConstraintException:
                     conflict = True  # the statement rolled back as a whole
             inserted = None

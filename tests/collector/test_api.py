@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
+from fastapi import APIRouter
 
 from collector.settings import CollectorSettings
 from lmcp.apps import collector_app as create_app
@@ -212,12 +213,12 @@ def test_read_api_tokens(http: httpx.Client) -> None:
 def test_several_read_tokens(settings: CollectorSettings) -> None:
     from pydantic import SecretStr
 
-    from collector.auth import token_matches
+    from service.auth import token_matches
 
-    many = settings.model_copy(update={"read_tokens": [SecretStr("t-one"), SecretStr("t-two")]})
+    many = [SecretStr("t-one"), SecretStr("t-two")]
     assert token_matches(many, "t-one") and token_matches(many, "t-two")
     assert not token_matches(many, "t-three") and not token_matches(many, "")
-    assert not token_matches(settings.model_copy(update={"read_tokens": []}), "t-one")
+    assert not token_matches([], "t-one")
 
 
 def test_openapi_lists_every_route(http: httpx.Client) -> None:
@@ -272,26 +273,20 @@ def test_unhandled_exception_is_a_generic_500(settings: CollectorSettings) -> No
     class Boom(Exception):
         pass
 
-    def add_boom(app: Any) -> None:
-        @app.get("/boom")
+    def boom_router(_settings: CollectorSettings, _db: Any) -> APIRouter:
+        router = APIRouter()
+
+        @router.get("/boom")
         async def boom() -> None:
             raise Boom("secret-value-in-message")
 
-    import tests._servers as servers
+        return router
 
-    original = servers.create_app
-
-    def patched(s: CollectorSettings, **kw: Any) -> Any:
-        app = original(s, **kw)
-        add_boom(app)
-        return app
-
-    servers.create_app = patched  # type: ignore[attr-defined]
-    try:
-        with running_collector(app_settings) as url, httpx.Client(base_url=url) as client:
-            response = client.get("/boom")
-    finally:
-        servers.create_app = original  # type: ignore[attr-defined]
+    with (
+        running_collector(app_settings, routers=[boom_router]) as url,
+        httpx.Client(base_url=url) as client,
+    ):
+        response = client.get("/boom")
     body = assert_problem(response, 500, "internal_error")
     assert "secret-value" not in response.text
     assert body["detail"] == "An internal error occurred."

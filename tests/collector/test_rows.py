@@ -23,10 +23,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from collector._sql import load_sql
-from collector.db import apply_migrations
+from collector.db import SQL_DIR, migrate
 from collector.writer import BodyOnly, FlushWork, WriteResult, flush_rows, insert_bodies
 from contract.schema import FrictionSignal, SignalBatch
+from service.sql import load_sql
 from tests.collector.conftest import TODAY, batch_body, expected_row, make_signal, signals
 
 CANARY = "CANARY-d41d8cd98f00b204"
@@ -110,7 +110,7 @@ def bodies(draw: st.DrawFn) -> tuple[bytes, list[FrictionSignal]]:
 @pytest.fixture
 def con() -> Iterator[duckdb.DuckDBPyConnection]:
     connection = duckdb.connect(":memory:")
-    apply_migrations(connection)
+    migrate(connection)
     yield connection
     connection.close()
 
@@ -136,7 +136,7 @@ def test_any_spelling_is_stored_as_the_model_validated_it(
 ) -> None:
     """``models-validated-again``: requests that waited as their body only (``BodyOnly``)."""
     con = duckdb.connect(":memory:")
-    apply_migrations(con)
+    migrate(con)
     validated = [SignalBatch.model_validate_json(body, strict=True).signals for body, _ in requests]
     for got, (_, want) in zip(validated, requests, strict=True):
         assert list(got) == want  # the spelling is legal: pydantic reads the same signals
@@ -169,7 +169,7 @@ def test_a_client_body_goes_through_duckdb_without_refusal(batch: list[FrictionS
     body = batch_body(batch)
     assert SignalBatch.model_validate_json(body, strict=True).signals == tuple(batch)
     con = duckdb.connect(":memory:")
-    apply_migrations(con)
+    migrate(con)
     insert_bodies(con, [body, batch_body([])], [len(batch), 0], TODAY)
     stored = _stored(con)
     con.close()
@@ -313,7 +313,7 @@ def _keys_of_structure(structure: Any) -> Any:
 def test_the_bodies_insert_reads_exactly_the_models_keys() -> None:
     """``json_transform_strict`` ignores keys its structure lacks: a field added to the shared
     model but not to ``insert_bodies.sql`` would be dropped silently on the large path."""
-    sql = load_sql("insert_bodies")
+    sql = load_sql(SQL_DIR, "insert_bodies")
     literal = re.search(r"json_transform_strict\(body, '(.*?)'\)", sql, re.S)
     assert literal is not None
     structure = json.loads(literal.group(1))

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from collector.db import Database
+from collector.db import signals_database
 from collector.errors import WriteError
 from collector.ingest import validate_batch
 from collector.settings import CollectorSettings
@@ -30,6 +30,7 @@ from collector.writer import (
     flush_rows,
 )
 from contract.schema import FrictionSignal
+from service.db import Database
 from tests.collector.conftest import (
     TODAY,
     batch_body,
@@ -44,7 +45,7 @@ from tests.collector.conftest import (
 def db(tmp_path: Path) -> Iterator[Database]:
     """An open collector database in ``tmp_path / "x.duckdb"``, closed at the end (closing twice
     is harmless: tests close it themselves before reading the file back)."""
-    database = Database(tmp_path / "x.duckdb")
+    database = signals_database(tmp_path / "x.duckdb")
     database.open()
     try:
         yield database
@@ -75,9 +76,9 @@ def test_rows_read_back_field_by_field(
     tmp_path: Path, from_bodies: bool, batch: list[FrictionSignal]
 ) -> None:
     con = duckdb.connect(":memory:")
-    from collector.db import apply_migrations
+    from collector.db import migrate
 
-    apply_migrations(con)
+    migrate(con)
     bodies = [batch_body(batch)] if from_bodies else None
     got = flush_rows(con, [batch], TODAY, bodies, from_bodies=from_bodies)
     assert got == [WriteResult(len(batch), 0)]
@@ -405,7 +406,7 @@ def test_concurrent_mixed_requests_store_each_id_once(
     pool = {i: make_signal() for i in range(41)}
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "x.duckdb"
-        db = Database(path)
+        db = signals_database(path)
         db.open()
 
         async def send(
