@@ -12,9 +12,9 @@ DEMO_ARGS ?=
 .PHONY: help uv-bootstrap venv test check bench demo chromium lock clean schema docs
 
 help:
-	@echo "make demo   - run the whole pipeline: collector, simulated fleet, triage, dashboard"
+	@echo "make demo   - run the whole pipeline: collector + skills service, simulated fleet, triage, dashboard"
 	@echo "make test   - run every test (unit, end-to-end, browser, privacy audit)"
-	@echo "make check  - ruff, ruff format --check, mypy --strict"
+	@echo "make check  - ruff, ruff format --check, mypy --strict, lint-imports (the layers)"
 	@echo "make bench  - benchmarks, printed as medians and ratios"
 
 uv-bootstrap:
@@ -36,10 +36,12 @@ chromium:
 test: venv chromium
 	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
+# lint-imports: no package imports one above it (docs/architecture.md; tests/test_layers.py).
 check: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports --no-logo
 
 bench: venv
 	$(PY) -m benchmarks $(BENCH_ARGS)
@@ -54,4 +56,4 @@ lock: uv-bootstrap
 	$(UV) lock
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache test-artifacts
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .import_linter_cache test-artifacts
