@@ -105,3 +105,22 @@ def test_the_collector_package_does_not_know_cloud_skills() -> None:
             if "skill" in line.lower() and "CREATE TYPE tool_name AS ENUM" not in line:
                 mentions.append(f"{path.relative_to(root)}: {line.strip()}")
     assert mentions == []
+
+
+def test_the_demo_check_catches_a_skills_table_in_the_signals_file(tmp_path: Path) -> None:
+    from scripts import demo
+    from scripts._demo_fleet import AUTHOR_SKILL
+
+    signals_db, skills_db = tmp_path / "signals.duckdb", tmp_path / "skills.duckdb"
+    with duckdb.connect(str(signals_db)) as con:
+        migrate(con)
+    with duckdb.connect(str(skills_db)) as con:
+        apply_migrations(con, SKILLS_MIGRATIONS)
+        con.execute(
+            "INSERT INTO skills VALUES ('s1', 'personal', 'demo-author', $slug, now()::TIMESTAMP)",
+            {"slug": AUTHOR_SKILL["slug"]},
+        )
+    assert demo._verify_stores(signals_db, skills_db) == []
+    with duckdb.connect(str(signals_db)) as con:  # the old layout: skills beside the signals
+        apply_migrations(con, SKILLS_MIGRATIONS)
+    assert demo._verify_stores(signals_db, skills_db) != []
