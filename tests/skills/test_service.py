@@ -1,14 +1,19 @@
-"""The skills service's settings: documented, read from ``LMCP_SKILLS_*``, never the collector's."""
+"""The skills service as a service: settings (documented, ``LMCP_SKILLS_*``, not the collector's),
+``lmcp skills migrate``, health and readiness."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+import duckdb
+import httpx
 import pytest
+from typer.testing import CliRunner
 
 from cloudskills.settings import SkillsSettings
 from collector.settings import CollectorSettings
+from lmcp.cli import app as lmcp
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
@@ -44,3 +49,24 @@ def test_the_default_files_differ_and_the_collector_has_no_skills_setting() -> N
     assert SkillsSettings().db_path != CollectorSettings().db_path
     assert not [name for name in CollectorSettings.model_fields if "skill" in name]
     assert SkillsSettings().port != CollectorSettings().port
+
+
+def test_lmcp_skills_migrate_creates_only_the_skills_tables(tmp_path: Path) -> None:
+    db = tmp_path / "skills.duckdb"
+    runner = CliRunner()
+    first = runner.invoke(lmcp, ["skills", "migrate", "--db", str(db)])
+    assert first.exit_code == 0, first.output
+    assert "applied 1 migration(s): 0001_skills.sql" in first.output
+    again = runner.invoke(lmcp, ["skills", "migrate", "--db", str(db)])
+    assert "applied 0 migration(s)" in again.output
+    with duckdb.connect(str(db), read_only=True) as con:
+        tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    assert "skills" in tables and "signals" not in tables
+
+
+def test_health_and_readiness(base_url: str) -> None:
+    assert httpx.get(f"{base_url}/healthz", timeout=10).json() == {"status": "ok"}
+    assert httpx.get(f"{base_url}/readyz", timeout=10).json() == {"status": "ready"}
+    missing = httpx.get(f"{base_url}/no-such-route", timeout=10)
+    assert missing.status_code == 404
+    assert missing.headers["content-type"] == "application/problem+json"
