@@ -43,7 +43,6 @@ __all__ = [
     "RouterFactory",
     "CollectorApp",
     "create_app",
-    "tune_serving_process",
 ]
 
 log = logging.getLogger("collector")
@@ -52,46 +51,15 @@ log = logging.getLogger("collector")
 RouterFactory = Callable[[CollectorSettings, Database], APIRouter]
 
 
-#: How long a thread may hold the GIL before another one asking for it gets it (CPython: 5 ms).
-GIL_SWITCH_INTERVAL_S = 0.0002
-#: Allocations between two young-generation collections (CPython: 700).
-GC_GEN0_THRESHOLD = 100_000
-
-
-def tune_serving_process() -> None:
-    """For the process that serves the collector (``lmcp collector serve``), once, at start.
-
-    - The GIL is handed over within 0.2 ms instead of 5 ms. The writer thread needs it
-      briefly, many times per flush, while the event loop holds it to validate requests:
-      a 1,000-row flush measured 204 ms against a busy event loop with 5 ms, 54 ms with 1 ms
-      (12 ms alone). A small flush's INSERT is planned while the loop is busy
-      (``GroupCommitWriter._stream_flush``): 1 -> 0.2 ms measured 8,460 -> 9,416 req/s at
-      batch 1 (6 interleaved rounds; 0.1 ms: 9,665, 0.5 ms: no change) and +3-4 % at batch
-      100; validate-and-discard, with one thread, does not change.
-    - The cyclic garbage collector runs far less often, and never again over what start-up
-      loaded (``gc.freeze``). Validation allocates many short-lived, acyclic objects; with
-      CPython's defaults the collections it triggers walked every live object again and again:
-      batch-100 ingestion went from ~9,000 to ~23,000 signals/s (``make bench``).
-    """
-    import gc
-    import sys
-
-    sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
-    gc.freeze()
-    _, gen1, gen2 = gc.get_threshold()
-    gc.set_threshold(GC_GEN0_THRESHOLD, gen1, gen2)
-
-
 class CollectorApp(FastAPI):
     """The collector's FastAPI app: ``POST /v1/signals`` skips FastAPI's own machinery.
 
     Ingestion is the one hot route. Its requests go straight to ``ingest`` (the endpoint
     inside the same catch-all, rate limit and request span as every other route), past
     FastAPI's and Starlette's per-request middlewares (body limit, exception handling) and
-    router. Skipping the router saved ~60 µs a request; skipping the middlewares too saves
-    ~20 µs more, as much as validating a one-signal batch (validate-and-discard at batch 1:
-    ~12,200 -> ~15,800 req/s, same run). Everything else (lifespan, the other routes,
-    ``/docs``) is FastAPI's as usual.
+    router: their per-request cost is as large as validating a small batch (measured in
+    docs/scaling.md). Everything else (lifespan, the other routes, ``/docs``) is FastAPI's as
+    usual.
     """
 
     #: The ingestion stack; None until ``create_app`` sets it (then FastAPI serves 404).

@@ -16,7 +16,7 @@ import typer
 
 from collector.settings import CollectorSettings
 
-__all__ = ["app", "build_settings"]
+__all__ = ["app", "build_settings", "tune_serving_process"]
 
 app = typer.Typer(
     name="collector",
@@ -40,6 +40,30 @@ def build_settings(
     return CollectorSettings(**overrides)
 
 
+#: How long a thread may hold the GIL before another one asking for it gets it (CPython: 5 ms).
+GIL_SWITCH_INTERVAL_S = 0.0002
+#: Allocations between two young-generation collections (CPython: 700).
+GC_GEN0_THRESHOLD = 100_000
+
+
+def tune_serving_process() -> None:
+    """Tune the process that serves the collector, once, at start (measured: docs/scaling.md).
+
+    - The GIL is handed over within 0.2 ms: the writer thread needs it briefly, many times per
+      flush, while the event loop holds it to validate requests.
+    - The cyclic garbage collector runs far less often, and never again over what start-up
+      loaded (``gc.freeze``): validation allocates many short-lived, acyclic objects, and the
+      default thresholds made each collection walk every live object again and again.
+    """
+    import gc
+    import sys
+
+    sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
+    gc.freeze()
+    _, gen1, gen2 = gc.get_threshold()
+    gc.set_threshold(GC_GEN0_THRESHOLD, gen1, gen2)
+
+
 @app.command()
 def serve(
     host: str | None = typer.Option(None, help="Address to bind (default 127.0.0.1)."),
@@ -50,7 +74,6 @@ def serve(
     """Run the collector under uvicorn until interrupted."""
     import uvicorn
 
-    from collector.app import tune_serving_process
     from lmcp.apps import collector_app, uvicorn_config
     from service.serving import silence_access_log
 

@@ -21,9 +21,9 @@ from lmcp.apps import uvicorn_config
 def main(argv: list[str]) -> None:
     app: FastAPI
     if argv == ["collector"]:
-        from collector.app import tune_serving_process
         from collector.settings import CollectorSettings
         from lmcp.apps import collector_app
+        from lmcp.collector_cli import tune_serving_process
 
         settings = CollectorSettings()
         tune_serving_process()
