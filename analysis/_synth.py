@@ -13,6 +13,7 @@ from pathlib import Path
 import duckdb
 
 from analysis._questions import load_query
+from contract.days import utc_today
 
 __all__ = ["CHUNK_ROWS", "synthesize"]
 
@@ -40,7 +41,7 @@ def synthesize(
     """
     if signals < 0:
         raise ValueError("signals must be non-negative")
-    end = end_day or dt.datetime.now(dt.UTC).date()
+    end = end_day or utc_today()
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     text, _ = load_query("synth")

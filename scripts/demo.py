@@ -47,6 +47,7 @@ from analysis.report import build_report, write_report
 from cloudskills.principals import SkillPrincipal
 from cloudskills.settings import SkillsSettings
 from collector.settings import CollectorSettings
+from contract.days import utc_today
 from scripts._demo_fleet import AUTHOR_SKILL, ClientResult, plan_fleet, run_author, run_client
 
 REPO = Path(__file__).resolve().parent.parent
@@ -137,7 +138,7 @@ def _history(db_path: Path, signals: int) -> set[str]:
     """Seed ``signals`` synthetic signals ending yesterday; return their ids."""
     if signals <= 0:
         return set()
-    yesterday = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)
+    yesterday = utc_today() - dt.timedelta(days=1)
     synthesize(db_path, signals, end_day=yesterday)
     return _ids(db_path)
 
@@ -295,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         if not (author.saved and author.recalled):
             problems.append("the author could not save and recall a Cloud Skill")
-        today = dt.datetime.now(dt.UTC).date()
+        today = utc_today()
         fleet_day = Filters(start=today, end=today)
         console.rule("today: what the fleet just reported")
         for q in (Question.top, Question.ring, Question.apps, Question.shapes):

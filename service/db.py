@@ -16,7 +16,6 @@ migration, once shipped, is never edited; write a new one.
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import hashlib
 import logging
 import threading
@@ -28,6 +27,7 @@ from typing import TypeVar
 
 import duckdb
 
+from contract.days import utc_today
 from service.errors import MigrationError
 
 __all__ = ["Database", "Migration", "apply_migrations", "discover_migrations"]
@@ -83,7 +83,7 @@ def apply_migrations(
             con.execute(migration.sql)
             con.execute(
                 "INSERT INTO schema_migrations VALUES ($1, $2, $3)",
-                [migration.name, migration.sha256, dt.datetime.now(dt.UTC).date()],
+                [migration.name, migration.sha256, utc_today()],
             )
             con.execute("COMMIT")
         except duckdb.Error as exc:
