@@ -7,8 +7,9 @@ Hierarchy (a service adds its own below ``ServiceError``)::
           ├── ProblemError     an HTTP problem: status, stable code, value-free detail
           ├── MigrationError   a migration failed, or an applied one was edited since
           ├── WriteError       (collector/errors.py) a flush failed: its requests answer 503
-          └── SkillProblem     (cloudskills/problems.py) a Cloud Skills refusal with a stable
-                               code; its routes turn it into a ``ProblemError``
+          ├── SkillProblem     (cloudskills/problems.py) a Cloud Skills refusal with a stable
+          │                    code; its routes turn it into a ``ProblemError``
+          └── InvalidSkill     (cloudskills/issues.py) a save breaks rules; carries them all
 
 Every HTTP error -- a raised ``ProblemError``, Starlette's 404/405, request validation, and any
 unhandled exception (a generic 500) -- answers RFC 9457 ``application/problem+json``::
