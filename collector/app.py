@@ -14,7 +14,6 @@ API), plus the routers the caller hands in (``routers``: the shell mounts triage
 from __future__ import annotations
 
 import datetime as dt
-import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -44,8 +43,6 @@ __all__ = [
     "CollectorApp",
     "create_app",
 ]
-
-log = logging.getLogger("collector")
 
 #: Builds an extra router from the app's settings and database (triage, handed in by the shell).
 RouterFactory = Callable[[CollectorSettings, Database], APIRouter]
