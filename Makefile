@@ -41,11 +41,11 @@ test: venv chromium ## every test, full hypothesis budget (what CI runs)
 test-fast: venv ## what to run on every change: no slow or browser test, small hypothesis budget
 	HYPOTHESIS_PROFILE=dev $(PY) -m pytest -q -p no:cacheprovider -m "not slow and not browser" $(PYTEST_ARGS)
 
-check: venv ## ruff, ruff format --check, mypy --strict (code, tests, scripts), generated files
+check: venv ## ruff, format, mypy --strict (code, tests, scripts), lint-imports (the layers), generated files
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
-# (the import-linter layer check goes here: another branch adds it)
+	$(VENV)/bin/lint-imports --no-logo
 	$(PY) -m scripts.generate --check
 
 generate: venv ## regenerate every generated file (scripts/generate.py lists them)
@@ -64,4 +64,4 @@ lock: uv-bootstrap ## update uv.lock after a dependency change in pyproject.toml
 	$(UV) lock
 
 clean: ## remove .venv, caches and test artefacts
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache test-artifacts
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .import_linter_cache test-artifacts

@@ -57,12 +57,12 @@ def open_db(path: Path | str) -> duckdb.DuckDBPyConnection:
 
 
 def _load_parquet(target: Path) -> duckdb.DuckDBPyConnection:
-    from collector.db import apply_migrations  # the same table, types and ENUMs
+    from collector.db import migrate  # the same table, types and ENUMs
 
     con = duckdb.connect(":memory:")
     try:
         con.execute("SET enable_progress_bar = false")
-        apply_migrations(con)
+        migrate(con)
         run_sql(con, "load_parquet", {"path": str(target)})
     except BaseException:
         con.close()

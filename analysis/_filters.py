@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
+from contract.days import utc_today
 from contract.schema import Platform, ToolName
 
 __all__ = ["DEFAULT_DAYS", "FilterError", "Filters", "Period", "Version"]
@@ -125,7 +126,7 @@ class Filters:
     def resolve(self, last_day: dt.date | None, *, today: dt.date | None = None) -> Period:
         """The period asked about: ``end`` defaults to the last day holding signals (else
         today), ``start`` to ``DEFAULT_DAYS`` days before ``end``."""
-        end = self.end or last_day or today or dt.datetime.now(dt.UTC).date()
+        end = self.end or last_day or today or utc_today()
         start = self.start or end - dt.timedelta(days=DEFAULT_DAYS - 1)
         if start > end:
             raise FilterError("start", "must not be after 'end'")

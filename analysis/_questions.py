@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from importlib import resources
+from pathlib import Path
 from typing import Any, Generic
 
 import duckdb
@@ -35,6 +35,7 @@ from analysis._rows import (
     row_from_values,
     row_to_json,
 )
+from service.sql import load_sql
 
 __all__ = [
     "DEFAULT_K",
@@ -45,7 +46,7 @@ __all__ = [
     "QuestionSpec",
     "answer_from_json",
     "ask",
-    "load_sql",
+    "load_query",
     "query_params",
     "run_sql",
 ]
@@ -180,17 +181,20 @@ def answer_from_json(doc: Mapping[str, Any]) -> Answer[Row]:
     )
 
 
+#: Triage questions (one file each), then the helper statements (bounds, synth, ...).
+_FOLDERS = (Path(__file__).parent / "queries", Path(__file__).parent / "sql")
+
+
 @functools.cache
-def load_sql(name: str) -> tuple[str, tuple[str, ...]]:
-    """The text of ``queries/<name>.sql`` (or ``sql/<name>.sql``) and its parameter names."""
-    if not re.fullmatch(r"[a-z_]+", name):
-        raise KeyError("not a query name")
-    for folder in ("queries", "sql"):
-        path = resources.files("analysis").joinpath(folder, f"{name}.sql")
-        if path.is_file():
-            text = path.read_text(encoding="utf-8")
-            params = tuple(dict.fromkeys(_PARAM.findall(_strip_comments(text))))
-            return text, params
+def load_query(name: str) -> tuple[str, tuple[str, ...]]:
+    """``service.sql.load_sql`` over analysis' two folders, plus the ``$name`` parameters the
+    text uses (``run_sql`` binds exactly those); ``KeyError`` when neither folder has it."""
+    for folder in _FOLDERS:
+        try:
+            text = load_sql(folder, name)
+        except KeyError:
+            continue
+        return text, tuple(dict.fromkeys(_PARAM.findall(_strip_comments(text))))
     raise KeyError("no such query")
 
 
@@ -202,7 +206,7 @@ def run_sql(
     con: duckdb.DuckDBPyConnection, name: str, values: Mapping[str, Any]
 ) -> tuple[list[str], list[tuple[Any, ...]]]:
     """Run a named query, binding exactly the parameters it uses (all must be given)."""
-    text, params = load_sql(name)
+    text, params = load_query(name)
     missing = [p for p in params if p not in values]
     if missing:
         raise KeyError(f"query {name} needs parameter(s) {', '.join(missing)}")

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import duckdb
 
-from analysis._questions import load_sql
+from analysis._questions import load_query
+from contract.days import utc_today
 
 __all__ = ["CHUNK_ROWS", "synthesize"]
 
@@ -21,9 +22,9 @@ CHUNK_ROWS = 1_000_000
 
 
 def _migrate(con: duckdb.DuckDBPyConnection) -> None:
-    from collector.db import apply_migrations  # the collector's migrations, same ledger
+    from collector.db import migrate  # the collector's migrations, same ledger
 
-    apply_migrations(con)
+    migrate(con)
 
 
 def synthesize(
@@ -40,10 +41,10 @@ def synthesize(
     """
     if signals < 0:
         raise ValueError("signals must be non-negative")
-    end = end_day or dt.datetime.now(dt.UTC).date()
+    end = end_day or utc_today()
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    text, _ = load_sql("synth")
+    text, _ = load_query("synth")
     con = duckdb.connect(str(target))
     try:
         con.execute("SET enable_progress_bar = false")

@@ -19,6 +19,7 @@ from analysis._charts import chart_png, chart_svg
 from analysis._filters import Filters
 from analysis._questions import DEFAULT_K, QUESTIONS, Answer, Question, ask, last_day
 from analysis._rows import Row
+from contract.days import utc_today
 
 __all__ = [
     "CSS",
@@ -153,7 +154,7 @@ def build_report(
     """Render the answers (already k-suppressed) as HTML and Markdown."""
     if not answers:
         raise ValueError("a report needs at least one answer")
-    generated = generated or dt.datetime.now(dt.UTC).date()
+    generated = generated or utc_today()
     described = _describe(answers[0])
     charts: dict[str, str] = {}
     sections: list[str] = []

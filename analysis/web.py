@@ -1,8 +1,8 @@
 """The triage routes the collector mounts (``build_router(settings, db)``).
 
 - ``GET /v1/triage`` lists the questions; ``GET /v1/triage/{question}`` answers one as JSON.
-  Both need a team bearer token (``collector.auth.require_team_token``). Query parameters:
-  ``start``, ``end``, ``platform``, ``version``, ``tool`` (filters), ``k`` (at least the
+  Both need a team bearer token (``service.auth.require_bearer`` over ``read_tokens``). Query
+  parameters: ``start``, ``end``, ``platform``, ``version``, ``tool`` (filters), ``k`` (at least the
   collector's ``triage_k``; a smaller one is refused) and ``limit``.
 - ``/dashboard``: a login form (``POST /dashboard/login``) sets an HttpOnly, SameSite=Strict
   session cookie (``analysis._session``); then the overview (``GET /dashboard``) and one page
@@ -35,11 +35,11 @@ from analysis._dashboard import (
 from analysis._filters import FilterError, Filters
 from analysis._questions import DEFAULT_LIMIT, QUESTIONS, Question, ask, last_day
 from analysis._session import COOKIE_NAME, SESSION_SECONDS, make_session, session_valid
-from collector.auth import require_team_token, token_matches
-from collector.db import Database
-from collector.errors import ProblemError
 from collector.settings import CollectorSettings
 from contract.schema import ToolName
+from service.auth import require_bearer, token_matches
+from service.db import Database
+from service.errors import ProblemError
 
 __all__ = ["MAX_LIMIT", "build_router"]
 
@@ -86,6 +86,7 @@ def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
     """The triage API and the dashboard, reading through ``db``."""
     router = APIRouter()
     min_k = settings.triage_k
+    require_team_token = require_bearer(settings.read_tokens)
 
     def secrets() -> list[str]:
         return [t.get_secret_value() for t in settings.read_tokens]
@@ -150,7 +151,7 @@ def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
 
     @router.post("/dashboard/login", include_in_schema=False)
     async def login(request: Request, token: Annotated[str, Form(max_length=512)] = "") -> Response:
-        if not token or not token_matches(settings, token):
+        if not token or not token_matches(settings.read_tokens, token):
             # Post/redirect/get: the form comes back with a message, nothing is echoed.
             return RedirectResponse(
                 "/dashboard/login?failed=1", status_code=303, headers=_PAGE_HEADERS

@@ -21,7 +21,7 @@ import duckdb
 from analysis import Filters, Question, ask, synthesize
 from analysis._charts import clear_chart_cache
 from analysis._dashboard import View, overview_answers, render_svgs, tool_answers
-from analysis._questions import DEFAULT_K, last_day, load_sql
+from analysis._questions import DEFAULT_K, last_day, load_query
 from benchmarks._timing import median, table, verdict
 from contract.schema import ToolName
 
@@ -35,7 +35,7 @@ FIRST_VIEW_TARGET_S = 1.0
 
 
 def _synth_file(n: int) -> Path:
-    text, _ = load_sql("synth")
+    text, _ = load_query("synth")
     digest = hashlib.sha256(text.encode()).hexdigest()[:10]
     path = CACHE / f"synth-{n}-{digest}.duckdb"
     if not path.exists():

@@ -86,7 +86,8 @@ def _serve(kind: str, port: int, db_path: str) -> None:
 
     logging.disable(logging.WARNING)
     from collector.settings import CollectorSettings
-    from lmcp.collector_cli import tune_serving_process, uvicorn_config
+    from lmcp.apps import uvicorn_config
+    from lmcp.collector_cli import tune_serving_process
 
     tune_serving_process()  # as `lmcp collector serve` does, for all three servers
     if kind == "bare":

@@ -1,8 +1,7 @@
 """The client's errors.
 
     LmcpError
-    ├── ToolFailure        a tool could not do its work (classified, value-free message)
-    └── ConfigError        a setting or file of the client is unusable
+    └── ToolFailure        a tool could not do its work (classified, value-free message)
 
 A message in any of these must never hold an argument value, a note, file or mail content, a
 path or a name the user typed: it is shown to agents, kept in results, and may be logged.
@@ -13,7 +12,7 @@ from __future__ import annotations
 
 from contract.schema import ErrorClass, Outcome
 
-__all__ = ["ConfigError", "LmcpError", "ToolFailure"]
+__all__ = ["LmcpError", "ToolFailure"]
 
 
 class LmcpError(Exception):
@@ -37,7 +36,3 @@ class ToolFailure(LmcpError):
         #: A stable, tool-specific code (e.g. ``recipe_exists``); defaults to the class.
         self.code = code or error_class.value
         self.outcome = outcome
-
-
-class ConfigError(LmcpError):
-    """A setting or state file of the client cannot be used."""

@@ -26,6 +26,7 @@ from client.outbox import Outbox
 from client.paths import LmcpHome
 from client.sender import Delivery, Sender
 from client.sentlog import SentLog
+from contract.days import utc_today
 from contract.schema import (
     MAX_ATTEMPT_COUNT,
     SCHEMA_VERSION,
@@ -43,7 +44,7 @@ from contract.schema import (
 )
 from contract.version import package_version
 
-__all__ = ["FrictionReporter", "ReportInput", "build_signal", "default_client_info", "utc_today"]
+__all__ = ["FrictionReporter", "ReportInput", "build_signal", "default_client_info"]
 
 log = logging.getLogger(__name__)
 
@@ -65,10 +66,6 @@ def default_client_info() -> ClientInfo:
         sys.platform, Platform.linux
     )
     return ClientInfo(version=package_version(), platform=platform)
-
-
-def utc_today() -> dt.date:
-    return dt.datetime.now(dt.UTC).date()
 
 
 def build_signal(

@@ -32,6 +32,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from client.host import ToolHost, ToolResult
+from client.recipes import cancel_running
 from contract.catalogue import Effect, Tool
 from contract.version import package_version
 
@@ -48,14 +49,6 @@ log = logging.getLogger(__name__)
 
 #: What an agent sees when LMCP itself broke: never the exception's text.
 GENERIC_ERROR = "LMCP could not complete this call (an internal error). Nothing was changed."
-
-
-def _cancel_recipes() -> None:
-    try:
-        from client.recipes import cancel_running
-    except ImportError:  # pragma: no cover - recipes not installed
-        return
-    cancel_running()
 
 
 def _annotations(tool: Tool) -> types.ToolAnnotations:
@@ -110,7 +103,7 @@ def build_server(host: ToolHost) -> Server[Any]:
         try:
             return await anyio.to_thread.run_sync(dispatch, name, arguments, abandon_on_cancel=True)
         except anyio.get_cancelled_exc_class():
-            _cancel_recipes()
+            cancel_running()
             raise
 
     async def on_list_tools(

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from contract.secrets_scan import find_secrets
+from service.errors import ServiceError
 
 __all__ = ["InvalidSkill", "Issue", "IssueKind", "make_issue", "secret_issues", "utf8_size"]
 
@@ -38,7 +39,7 @@ class Issue:
         return "/" + parts.replace(".", "/")
 
     def to_dict(self) -> dict[str, str]:
-        """The collector's error-entry shape (``pointer``, ``rule``, ``detail``) plus ``class``."""
+        """The services' error-entry shape (``pointer``, ``rule``, ``detail``) plus ``class``."""
         out = {"pointer": self.pointer, "rule": self.code, "detail": self.detail}
         out["class"] = self.kind
         if self.rule is not None:
@@ -46,7 +47,7 @@ class Issue:
         return out
 
 
-class InvalidSkill(ValueError):
+class InvalidSkill(ServiceError):
     """The request breaks at least one rule; ``issues`` lists them all."""
 
     def __init__(self, issues: list[Issue]) -> None:

@@ -1,6 +1,6 @@
 """Who may call the Cloud Skills API: principals, their tokens, scopes, tier and teams.
 
-Configured in the collector's settings (``LMCP_COLLECTOR_SKILL_PRINCIPALS``, a JSON list).
+Configured in the skills service's settings (``LMCP_SKILLS_PRINCIPALS``, a JSON list).
 
 A token authenticates ONE scope. ``save_cloud_skill`` has no scope parameter (the spec: "the
 authenticated personal or team scope decides where the skill is stored"), so the scope of a save

@@ -10,7 +10,7 @@ Classes follow the spec's error list, plus ``not_found`` and ``request``::
     request                400/413  the body is not a JSON object, or is too large
 
 :class:`SkillProblem` is raised by the pure core and the store; the routes turn it into the
-collector's problem+json. ``detail`` is always one of the constant texts below (or a validation
+service's problem+json. ``detail`` is always one of the constant texts below (or a validation
 issue's constant text): never a submitted value.
 """
 
@@ -22,6 +22,7 @@ from types import MappingProxyType
 from typing import Literal
 
 from cloudskills.issues import Issue
+from service.errors import ServiceError
 
 __all__ = ["CODES", "ISSUE_CODES", "ProblemClass", "SkillProblem"]
 
@@ -128,7 +129,7 @@ ISSUE_CODES: frozenset[str] = frozenset(
 )
 
 
-class SkillProblem(Exception):
+class SkillProblem(ServiceError):
     """A Cloud Skills error with a stable ``code`` (see :data:`CODES`)."""
 
     def __init__(self, code: str, *, issues: Sequence[Issue] = (), scope: str | None = None):

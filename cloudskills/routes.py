@@ -1,4 +1,4 @@
-"""``/v1/skills``: the Cloud Skills API on the collector app.
+"""``/v1/skills``: the Cloud Skills API (mounted by ``cloudskills.app.create_app``).
 
     POST /v1/skills                                          save (save_cloud_skill)
     GET  /v1/skills?query=&limit=                            Level 0 discovery (published only)
@@ -9,7 +9,7 @@
     POST /v1/skills/{slug}/revisions/{revision_id}/approve?team=   proposed -> published
     POST /v1/skills/{slug}/revisions/{revision_id}/reject?team=    proposed -> rejected
 
-No route updates or deletes a revision's content. Every error is the collector's problem+json
+No route updates or deletes a revision's content. Every error is the services' problem+json
 with a stable ``code`` (see :mod:`cloudskills.problems`).
 """
 
@@ -19,7 +19,7 @@ import datetime as dt
 import functools
 import json
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Annotated, Any, ParamSpec, Protocol
+from typing import Annotated, Any, ParamSpec
 
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
@@ -50,11 +50,11 @@ from cloudskills.principals import SkillPrincipal
 from cloudskills.problems import SkillProblem
 from cloudskills.records import SkillScope
 from cloudskills.validation import InvalidSkill, SkillDraft, validate_save
-from collector.db import Database
-from collector.errors import ProblemError
 from contract.catalogue import load_catalogue
+from service.db import Database
+from service.errors import ProblemError
 
-__all__ = ["RevisionId", "SkillSettings", "Slug", "Team", "build_router", "to_problem"]
+__all__ = ["RevisionId", "Slug", "Team", "build_router", "to_problem"]
 
 P = ParamSpec("P")
 
@@ -79,13 +79,8 @@ _SUMMARIES = {
 }
 
 
-class SkillSettings(Protocol):
-    @property
-    def skill_principals(self) -> Sequence[SkillPrincipal]: ...
-
-
 def to_problem(problem: SkillProblem) -> ProblemError:
-    """The collector's problem for a :class:`SkillProblem` (every entry names its class)."""
+    """The problem+json for a :class:`SkillProblem` (every entry names its class)."""
     if problem.issues:
         errors = [issue.to_dict() for issue in problem.issues]
     else:
@@ -166,9 +161,9 @@ async def _read_body(request: Request) -> bytes:
     return b"".join(chunks)
 
 
-def build_router(settings: SkillSettings, db: Database) -> APIRouter:
-    """The ``/v1/skills`` routes, authenticating against ``settings.skill_principals``."""
-    auth = Authenticator(settings.skill_principals)
+def build_router(principals: Sequence[SkillPrincipal], db: Database) -> APIRouter:
+    """The ``/v1/skills`` routes, authenticating against ``principals``."""
+    auth = Authenticator(principals)
     router = APIRouter(prefix="/v1/skills", tags=["skills"])
 
     def caller(request: Request) -> SkillPrincipal:

@@ -1,7 +1,7 @@
-"""The skill store: DuckDB statements run on the collector's one database thread.
+"""The skill store: DuckDB statements run on the skills service's one database thread.
 
 Every function here takes the connection and runs synchronously inside ``db.run``: the
-collector's :class:`~collector.db.Database` runs one callable at a time on its one thread, so
+service's :class:`~service.db.Database` runs one callable at a time on its one thread, so
 reading the newest ``revision_number`` and inserting the next one can never interleave with
 another save -- numbers have no gaps and no repeats (the ``UNIQUE (skill_id, revision_number)``
 constraint is the backstop). Each write is one transaction.
@@ -14,12 +14,12 @@ Revisions and components are only ever INSERTed. The life cycle lives in
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import Any, TypeVar
 
 import duckdb
@@ -37,14 +37,19 @@ from cloudskills.records import (
     Summary,
 )
 from cloudskills.validation import SkillDraft
+from service.db import Database
+from service.sql import load_sql
 
 __all__ = [
+    "MIGRATIONS_DIR",
+    "SQL_DIR",
     "SaveOutcome",
     "discover",
     "list_revisions",
     "load_revision",
     "read_resource",
     "save_revision",
+    "skills_database",
     "transition",
 ]
 
@@ -52,15 +57,20 @@ T = TypeVar("T")
 Con = duckdb.DuckDBPyConnection
 
 
-@cache
-def _sql(name: str) -> str:
-    return resources.files(__package__).joinpath("sql", f"{name}.sql").read_text("utf-8")
+#: The skills service's own migrations: applied to its own file, never to the signals file.
+MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+SQL_DIR = Path(__file__).parent / "sql"
+
+
+def skills_database(path: Path | str) -> Database:
+    """The skills service's database at ``path`` (not yet open)."""
+    return Database(path, MIGRATIONS_DIR, logger=logging.getLogger("cloudskills"))
 
 
 def _run(con: Con, name: str, params: dict[str, Any]) -> list[Any]:
     """Every row of a statement. Always read to the end: DuckDB 2 refuses other work on a
     connection whose last result is unfinished (``fetchone`` leaves it open)."""
-    rows: list[Any] = con.execute(_sql(name), params).fetchall()
+    rows: list[Any] = con.execute(load_sql(SQL_DIR, name), params).fetchall()
     return rows
 
 
@@ -144,7 +154,7 @@ def save_revision(
         )
         if draft.components:
             con.executemany(
-                _sql("component_insert"),
+                load_sql(SQL_DIR, "component_insert"),
                 [
                     [
                         revision_id,

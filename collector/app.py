@@ -14,7 +14,6 @@ API), plus the routers the caller hands in (``routers``: the shell mounts triage
 from __future__ import annotations
 
 import datetime as dt
-import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -25,38 +24,29 @@ from opentelemetry.sdk.metrics.export import MetricReader
 from opentelemetry.sdk.trace.export import SpanExporter
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from collector.db import Database
-from collector.errors import CatchAllMiddleware, ProblemError, install_error_handlers
+from collector.db import signals_database
 from collector.ingest_routes import INGEST_PATH, IngestEndpoint, document_ingestion
 from collector.ratelimit import RateLimiter, RateLimitMiddleware
 from collector.read_routes import build_read_router
 from collector.retention import RetentionJob
 from collector.settings import CollectorSettings
 from collector.store import DuckDBStore
-from collector.telemetry import RequestSpanMiddleware, Telemetry, service_version
-from collector.writer import GroupCommitWriter, SignalSink, utc_today
+from collector.telemetry import RequestSpanMiddleware, Telemetry
+from collector.writer import GroupCommitWriter, SignalSink
+from contract.days import utc_today
+from service.auth import require_bearer
+from service.db import Database
+from service.errors import CatchAllMiddleware, ProblemError, install_error_handlers
+from service.serving import service_version, silence_access_log
 
 __all__ = [
     "CollectorApp",
     "RouterFactory",
     "create_app",
-    "silence_access_log",
 ]
-
-log = logging.getLogger("collector")
 
 #: Builds an extra router from the app's settings and database (triage, handed in by the shell).
 RouterFactory = Callable[[CollectorSettings, Database], APIRouter]
-
-
-def silence_access_log() -> None:
-    """Turn uvicorn's access log off for good: its lines carry the client's address.
-
-    ``access_log=False`` alone is not enough: uvicorn logs whenever the ``uvicorn.access``
-    logger has handlers, and a later logging setup can give it some (through propagation).
-    A disabled logger drops every record whatever its handlers.
-    """
-    logging.getLogger("uvicorn.access").disabled = True
 
 
 class CollectorApp(FastAPI):
@@ -107,7 +97,7 @@ def create_app(
         tracer_provider=tracer_provider,
         meter_provider=meter_provider,
     )
-    db = Database(settings.db_path, threads=settings.duckdb_threads)
+    db = signals_database(settings.db_path, threads=settings.duckdb_threads)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -166,7 +156,7 @@ def create_app(
             raise ProblemError(503, "not_ready", "The database does not answer.") from None
         return {"status": "ready"}
 
-    app.include_router(build_read_router(db))
+    app.include_router(build_read_router(db, require_bearer(settings.read_tokens)))
     for build in routers:
         app.include_router(build(settings, db))
 

@@ -1,192 +1,32 @@
-"""The collector's DuckDB database: one connection, used from one dedicated worker thread.
+"""The signals store: the shared ``Database`` bound to the collector's own migrations and SQL.
 
-DuckDB allows one writing process per file, and its work (inserts, automatic checkpoints that
-stall for up to a second) must stay off the event loop. ``Database`` therefore owns the
-connection and a single-thread executor; every use goes through ``run`` (async) or
-``run_sync`` (start-up, CLI, tests), so its statements never interleave. The group-commit
-writer is the one exception: it asks for a cursor (a second connection to the same database)
-and uses it from its own thread only.
-
-Migrations are the ``collector/migrations/*.sql`` files, applied in file-name order at open, each
-in its own transaction and recorded (name, SHA-256, day) in ``schema_migrations``. A recorded
-migration whose file changed afterwards stops the start (``MigrationError``): a migration, once
-shipped, is never edited; write a new one.
+The collector's file holds anonymous signals only: no other service's table is ever migrated
+into it, so nothing signed-in can be joined with the signals in one database.
 """
 
 from __future__ import annotations
 
-import asyncio
-import datetime as dt
-import hashlib
 import logging
-import threading
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
 
 import duckdb
 
-from collector.errors import MigrationError
+from service.db import Database, apply_migrations
 
-__all__ = ["MIGRATIONS_DIR", "Database", "Migration", "apply_migrations", "discover_migrations"]
+__all__ = ["MIGRATIONS_DIR", "SQL_DIR", "migrate", "signals_database"]
+
+MIGRATIONS_DIR = Path(__file__).with_name("migrations")
+#: The collector's statements, loaded with ``service.sql.load_sql(SQL_DIR, name)``.
+SQL_DIR = Path(__file__).with_name("sql")
 
 log = logging.getLogger("collector")
 
-T = TypeVar("T")
-MIGRATIONS_DIR = Path(__file__).with_name("migrations")
 
-_LEDGER_DDL = (
-    "CREATE TABLE IF NOT EXISTS schema_migrations ("
-    "name VARCHAR PRIMARY KEY, sha256 VARCHAR NOT NULL, applied_day DATE NOT NULL)"
-)
+def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Apply the collector's pending migrations on ``con``; return the names applied now."""
+    return apply_migrations(con, MIGRATIONS_DIR, logger=log)
 
 
-@dataclass(frozen=True, slots=True)
-class Migration:
-    name: str
-    sql: str
-
-    @property
-    def sha256(self) -> str:
-        return hashlib.sha256(self.sql.encode("utf-8")).hexdigest()
-
-
-def discover_migrations(folder: Path = MIGRATIONS_DIR) -> list[Migration]:
-    """Every ``NNNN_name.sql`` in ``folder``, in file-name order."""
-    files = sorted(p for p in folder.glob("*.sql") if p.name[:4].isdigit())
-    return [Migration(p.name, p.read_text(encoding="utf-8")) for p in files]
-
-
-def apply_migrations(
-    con: duckdb.DuckDBPyConnection, migrations: list[Migration] | None = None
-) -> list[str]:
-    """Apply the migrations not yet recorded; return the names applied now."""
-    migrations = discover_migrations() if migrations is None else migrations
-    con.execute(_LEDGER_DDL)
-    rows = con.execute("SELECT name, sha256 FROM schema_migrations").fetchall()
-    recorded: dict[str, str] = {str(name): str(digest) for name, digest in rows}
-    applied: list[str] = []
-    for migration in migrations:
-        digest = recorded.get(migration.name)
-        if digest is not None:
-            if digest != migration.sha256:
-                raise MigrationError(f"migration {migration.name} changed after it was applied")
-            continue
-        con.execute("BEGIN TRANSACTION")
-        try:
-            con.execute(migration.sql)
-            con.execute(
-                "INSERT INTO schema_migrations VALUES ($1, $2, $3)",
-                [migration.name, migration.sha256, dt.datetime.now(dt.UTC).date()],
-            )
-            con.execute("COMMIT")
-        except duckdb.Error as exc:
-            con.execute("ROLLBACK")
-            raise MigrationError(
-                f"migration {migration.name} failed: {type(exc).__name__}"
-            ) from exc
-        applied.append(migration.name)
-        log.info("applied migration %s", migration.name)
-    return applied
-
-
-def _settled(fn: Callable[[duckdb.DuckDBPyConnection], T], con: duckdb.DuckDBPyConnection) -> T:
-    try:
-        return fn(con)
-    finally:
-        # A result left half-read (``fetchone()`` on a one-row result still counts) would make
-        # the next ``register``/``cursor`` call of ANY caller fail with ResourceInUse.
-        con.complete()
-
-
-class Database:
-    """The one DuckDB connection of a collector process, on its own worker thread."""
-
-    def __init__(
-        self,
-        path: Path | str,
-        *,
-        migrations: list[Migration] | None = None,
-        threads: int | None = None,
-    ) -> None:
-        """``threads``: DuckDB's worker threads (None: DuckDB's default, one per core)."""
-        self.path = Path(path)
-        self._migrations = migrations
-        self._threads = threads
-        self._executor: ThreadPoolExecutor | None = None
-        self._con: duckdb.DuckDBPyConnection | None = None
-        self._lock = threading.Lock()
-
-    @property
-    def is_open(self) -> bool:
-        return self._con is not None
-
-    def open(self) -> list[str]:
-        """Connect, apply pending migrations; return the names applied. Idempotent."""
-        with self._lock:
-            if self._con is not None:
-                return []
-            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lmcp-duckdb")
-            try:
-                return self._executor.submit(self._open).result()
-            except BaseException:
-                self._executor.shutdown(wait=True)
-                self._executor = None
-                raise
-
-    def _open(self) -> list[str]:
-        if str(self.path) != ":memory:":
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        config: dict[str, str | bool | int | float | list[str]] = {}
-        if self._threads is not None:
-            config["threads"] = self._threads
-        con = duckdb.connect(str(self.path), config=config)
-        try:
-            applied = apply_migrations(con, self._migrations)
-        except BaseException:
-            con.close()
-            raise
-        self._con = con
-        return applied
-
-    def _require(self) -> tuple[ThreadPoolExecutor, duckdb.DuckDBPyConnection]:
-        executor, con = self._executor, self._con
-        if executor is None or con is None:
-            raise RuntimeError("the database is not open")
-        return executor, con
-
-    def run_sync(self, fn: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
-        """Run ``fn(connection)`` on the database thread and wait (not from the event loop)."""
-        executor, con = self._require()
-        return executor.submit(_settled, fn, con).result()
-
-    async def run(self, fn: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
-        """Run ``fn(connection)`` on the database thread without blocking the event loop.
-
-        ``fn`` must fetch what it needs before returning: any result it leaves half-read is
-        run to its end afterwards (DuckDB 2 refuses new work on a connection with one pending).
-        """
-        executor, con = self._require()
-        return await asyncio.wrap_future(executor.submit(_settled, fn, con))
-
-    def close(self) -> None:
-        """Checkpoint and close the connection, then stop the thread. Idempotent."""
-        with self._lock:
-            executor, con = self._executor, self._con
-            if executor is None or con is None:
-                return
-
-            def _close() -> None:
-                try:
-                    con.execute("CHECKPOINT")
-                finally:
-                    con.close()
-
-            try:
-                executor.submit(_close).result()
-            finally:
-                self._con = None
-                self._executor = None
-                executor.shutdown(wait=True)
+def signals_database(path: Path | str, *, threads: int | None = None) -> Database:
+    """The collector's database at ``path`` (not yet open)."""
+    return Database(path, MIGRATIONS_DIR, threads=threads, logger=log)

@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
-from collector.errors import ProblemError, describe_errors
 from contract.schema import SUPPORTED_SCHEMA_VERSIONS, SignalBatch
+from service.errors import ProblemError, describe_errors
 
 __all__ = ["check_content_type", "decode_body", "gunzip_bounded", "validate_batch"]
 

@@ -19,13 +19,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 from starlette.types import Receive, Scope, Send
 
-from collector.errors import PROBLEM_MEDIA_TYPE, ProblemError, WriteError, problem_response
+from collector.errors import WriteError
 from collector.flush import WriteResult
 from collector.ingest import check_content_type, decode_body, validate_batch
 from collector.settings import CollectorSettings
 from collector.telemetry import Telemetry
 from collector.writer import SignalSink
 from contract.schema import SignalBatch
+from service.errors import PROBLEM_MEDIA_TYPE, ProblemError, problem_response
 
 __all__ = [
     "INGEST_PATH",

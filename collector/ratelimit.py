@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from collector.errors import problem_response
+from service.errors import problem_response
 
 __all__ = ["RateLimitMiddleware", "RateLimiter", "TokenBucket"]
 

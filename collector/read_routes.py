@@ -8,7 +8,7 @@ and encodes each as it comes: Parquet keeps the typed, nested columns; CSV turns
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Annotated, Any, Literal
 
 import duckdb
@@ -19,9 +19,9 @@ from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, ConfigDict
 from starlette.responses import StreamingResponse
 
-from collector._sql import load_sql
-from collector.auth import require_team_token
-from collector.db import Database
+from collector.db import SQL_DIR
+from service.db import Database
+from service.sql import load_sql
 
 __all__ = ["CountResult", "build_read_router"]
 
@@ -75,7 +75,7 @@ def _next_batch(reader: pa.RecordBatchReader) -> pa.RecordBatch | None:
 
 
 async def _export(db: Database, fmt: str, since: dt.date | None) -> AsyncIterator[bytes]:
-    sql = load_sql("export_parquet" if fmt == "parquet" else "export_csv")
+    sql = load_sql(SQL_DIR, "export_parquet" if fmt == "parquet" else "export_csv")
 
     def start(con: duckdb.DuckDBPyConnection) -> tuple[duckdb.DuckDBPyConnection, Any]:
         cursor = con.cursor()
@@ -106,14 +106,17 @@ async def _export(db: Database, fmt: str, since: dt.date | None) -> AsyncIterato
         await db.run(lambda _con: cursor.close())
 
 
-def build_read_router(db: Database) -> APIRouter:
-    router = APIRouter(tags=["read"], dependencies=[Depends(require_team_token)])
+def build_read_router(db: Database, require_token: Callable[..., Awaitable[None]]) -> APIRouter:
+    """Count and export, behind ``require_token`` (the team's read tokens)."""
+    router = APIRouter(tags=["read"], dependencies=[Depends(require_token)])
 
     @router.get("/v1/signals/count", response_model=CountResult, summary="Count stored signals")
     async def count_signals(
         since: Annotated[dt.date | None, Query(description=_SINCE)] = None,
     ) -> CountResult:
-        row = await db.run(lambda con: con.execute(load_sql("count_signals"), [since]).fetchone())
+        row = await db.run(
+            lambda con: con.execute(load_sql(SQL_DIR, "count_signals"), [since]).fetchone()
+        )
         return CountResult(count=int(row[0]) if row else 0)
 
     @router.get(

@@ -14,9 +14,10 @@ from collections.abc import Callable
 
 import duckdb
 
-from collector._sql import load_sql
-from collector.db import Database
+from collector.db import SQL_DIR
 from collector.telemetry import Telemetry
+from service.db import Database
+from service.sql import load_sql
 
 __all__ = ["RetentionJob", "first_kept_day", "purge_expired"]
 
@@ -30,7 +31,9 @@ def first_kept_day(today: dt.date, retention_days: int) -> dt.date:
 
 def purge_expired(con: duckdb.DuckDBPyConnection, today: dt.date, retention_days: int) -> int:
     """Delete the signals outside the window; return how many."""
-    row = con.execute(load_sql("purge_expired"), [first_kept_day(today, retention_days)]).fetchone()
+    row = con.execute(
+        load_sql(SQL_DIR, "purge_expired"), [first_kept_day(today, retention_days)]
+    ).fetchone()
     return int(row[0]) if row else 0
 
 

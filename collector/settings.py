@@ -14,8 +14,6 @@ import platformdirs
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from cloudskills.principals import SkillPrincipal
-
 __all__ = ["CollectorSettings", "MIB", "default_db_path"]
 
 MIB = 1024 * 1024
@@ -45,10 +43,6 @@ class CollectorSettings(BaseSettings):
     read_tokens: list[SecretStr] = Field(
         default_factory=list,
         description="Bearer tokens of the team's read API (several allowed). Empty: reads closed.",
-    )
-    skill_principals: list[SkillPrincipal] = Field(
-        default_factory=list,
-        description="Principals of the Cloud Skills API (token, scopes, tier, teams).",
     )
     triage_k: int = Field(
         default=5, ge=2, description="k-anonymity threshold: published groups smaller are hidden."

@@ -30,11 +30,12 @@ from typing import NamedTuple, Protocol
 import duckdb
 import pyarrow as pa
 
-from collector._sql import load_sql
-from collector.db import Database
+from collector.db import SQL_DIR
 from collector.flush import LARGE_FLUSH_ROWS, Flush, FlushPlan, WriteResult
 from collector.rows import ROWS
 from contract.schema import FrictionSignal
+from service.db import Database
+from service.sql import load_sql
 
 __all__ = [
     "DuckDBStore",
@@ -219,7 +220,7 @@ class DuckDBStore:
         conflict = False
         with self._incoming.streaming(stream.batches):
             try:
-                self._con.execute(load_sql("insert_rows"), [received_day])
+                self._con.execute(load_sql(SQL_DIR, "insert_rows"), [received_day])
             except duckdb.ConstraintException:
                 conflict = True  # the statement rolled back as a whole
         if stream.flush is None:
@@ -262,7 +263,7 @@ class DuckDBStore:
         """
         self._register()
         con, incoming = self._con, self._incoming
-        insert = load_sql("insert_rows")
+        insert = load_sql(SQL_DIR, "insert_rows")
         if not known_conflict:
             with incoming.holding(table):
                 try:
@@ -273,7 +274,7 @@ class DuckDBStore:
         con.execute("BEGIN TRANSACTION")
         try:
             with incoming.holding(table):
-                stored = {row[0] for row in con.execute(load_sql("stored_ids")).fetchall()}
+                stored = {row[0] for row in con.execute(load_sql(SQL_DIR, "stored_ids")).fetchall()}
             fresh = [sid not in stored for sid in ids]
             with incoming.holding(table.filter(pa.array(fresh, pa.bool_()))):
                 con.execute(insert, [received_day])
@@ -299,7 +300,7 @@ def insert_bodies(
     """
     # A validated body is UTF-8 (pydantic refuses anything else).
     texts = [body.decode() for body in bodies]
-    con.execute(load_sql("insert_bodies"), [received_day, texts, list(counts)])
+    con.execute(load_sql(SQL_DIR, "insert_bodies"), [received_day, texts, list(counts)])
 
 
 def flush_rows(

@@ -35,22 +35,16 @@ from opentelemetry.sdk.trace.export import (
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from collector.settings import CollectorSettings
-from contract.version import package_version
+from service.serving import service_version
 
 __all__ = [
     "SERVICE_NAME",
     "RequestSpanMiddleware",
     "Telemetry",
     "build_resource",
-    "service_version",
 ]
 
 SERVICE_NAME = "lmcp-collector"
-
-
-def service_version() -> str:
-    """``service.version``: the package version (``contract.version``)."""
-    return package_version()
 
 
 def build_resource() -> Resource:

@@ -35,6 +35,7 @@ from collector.errors import WriteError
 from collector.flush import LARGE_FLUSH_ROWS, BodyOnly, Flush, WriteResult
 from collector.store import SignalStore, StoreOpener
 from collector.telemetry import Telemetry
+from contract.days import utc_today
 from contract.schema import FrictionSignal
 
 __all__ = [
@@ -43,7 +44,6 @@ __all__ = [
     "KEPT_MODELS_MAX",
     "GroupCommitWriter",
     "SignalSink",
-    "utc_today",
 ]
 
 log = logging.getLogger("collector")
@@ -59,10 +59,6 @@ class SignalSink(Protocol):
     async def submit(
         self, signals: Sequence[FrictionSignal], body: bytes | None = None
     ) -> WriteResult: ...
-
-
-def utc_today() -> dt.date:
-    return dt.datetime.now(dt.UTC).date()
 
 
 #: Up to this many signals, a request's validated models wait with it for its flush; a larger

@@ -11,7 +11,9 @@ from types import ModuleType
 
 __all__ = ["import_optional"]
 
-_OWN_PACKAGES = frozenset({"contract", "client", "collector", "cloudskills", "analysis", "lmcp"})
+_OWN_PACKAGES = frozenset(
+    {"contract", "service", "client", "collector", "cloudskills", "analysis", "lmcp"}
+)
 
 
 def import_optional(module: str) -> ModuleType | None:

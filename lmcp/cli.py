@@ -3,8 +3,8 @@
 Sub-commands live beside the code they drive and are composed here, in the shell:
 ``signals`` (client/signals_cli.py, plus ``signals catalogue`` from lmcp/datacatalogue.py),
 ``recipes`` (client/recipes/cli.py), ``mcp`` (client/mcp_server.py), ``collector``
-(lmcp/collector_cli.py), ``analysis`` (analysis/cli.py). The collector and analysis commands
-need their extras; without them they are simply absent.
+(lmcp/collector_cli.py), ``skills`` (lmcp/skills_cli.py), ``analysis`` (analysis/cli.py). The
+collector, skills and analysis commands need their extras; without them they are simply absent.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from typing import Annotated
 
 import typer
 
+from client import signals_cli
+from client.recipes import cli as recipes_cli
 from lmcp._optional import import_optional
 
 __all__ = ["app", "main"]
@@ -52,18 +54,23 @@ def _catalogue(
             Console().print(f"omitted: {omitted}")
 
 
-_SUBCOMMANDS = (
-    ("signals", "client.signals_cli", "Anonymous friction signals: status, on/off, preview."),
-    ("recipes", "client.recipes.cli", "Saved multi-step workflows."),
+# The client's commands need only the core dependencies: always present.
+signals_cli.app.command("catalogue")(_catalogue)
+app.add_typer(
+    signals_cli.app, name="signals", help="Anonymous friction signals: status, on/off, preview."
+)
+app.add_typer(recipes_cli.app, name="recipes", help="Saved multi-step workflows.")
+
+#: Commands whose extra may not be installed: (name, module, help).
+_OPTIONAL_SUBCOMMANDS = (
     ("collector", "lmcp.collector_cli", "The team's collector server."),
+    ("skills", "lmcp.skills_cli", "The Cloud Skills service (its own server and database)."),
     ("analysis", "analysis.cli", "Triage of the collected signals."),
 )
 
-for _name, _module, _help in _SUBCOMMANDS:
+for _name, _module, _help in _OPTIONAL_SUBCOMMANDS:
     _sub = import_optional(_module)  # None: its extra is not installed
     if _sub is not None:
-        if _name == "signals":
-            _sub.app.command("catalogue")(_catalogue)
         app.add_typer(_sub.app, name=_name, help=_help)
 
 _mcp = import_optional("client.mcp_server")

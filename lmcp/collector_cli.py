@@ -16,7 +16,7 @@ import typer
 
 from collector.settings import CollectorSettings
 
-__all__ = ["app", "build_settings", "tune_serving_process", "uvicorn_config"]
+__all__ = ["app", "build_settings", "tune_serving_process"]
 
 app = typer.Typer(
     name="collector",
@@ -65,19 +65,6 @@ def tune_serving_process() -> None:
     gc.set_threshold(GC_GEN0_THRESHOLD, gen1, gen2)
 
 
-def uvicorn_config(settings: CollectorSettings, **extra: Any) -> dict[str, Any]:
-    """uvicorn options that keep the sender's address and user agent out of every log."""
-    return {
-        "host": settings.host,
-        "port": settings.port,
-        "access_log": False,
-        "server_header": False,
-        "proxy_headers": False,
-        "timeout_graceful_shutdown": 10,
-        **extra,
-    }
-
-
 @app.command()
 def serve(
     host: str | None = typer.Option(None, help="Address to bind (default 127.0.0.1)."),
@@ -88,8 +75,8 @@ def serve(
     """Run the collector under uvicorn until interrupted."""
     import uvicorn
 
-    from collector.app import silence_access_log
-    from lmcp.apps import collector_app
+    from lmcp.apps import collector_app, uvicorn_config
+    from service.serving import silence_access_log
 
     settings = build_settings(host=host, port=port, db=db)
     tune_serving_process()
@@ -103,10 +90,10 @@ def migrate(
     db: Path | None = typer.Option(None, help="The DuckDB file (default: the user data dir)."),
 ) -> None:
     """Apply pending schema migrations and exit."""
-    from collector.db import Database
+    from collector.db import signals_database
 
     settings = build_settings(db=db)
-    database = Database(settings.db_path)
+    database = signals_database(settings.db_path)
     applied = database.open()
     database.close()
     typer.echo(
@@ -119,12 +106,12 @@ def purge(
     db: Path | None = typer.Option(None, help="The DuckDB file (default: the user data dir)."),
 ) -> None:
     """Delete the signals outside the retention window now (the collector must be stopped)."""
-    from collector.db import Database
+    from collector.db import signals_database
     from collector.retention import purge_expired
-    from collector.writer import utc_today
+    from contract.days import utc_today
 
     settings = build_settings(db=db)
-    database = Database(settings.db_path)
+    database = signals_database(settings.db_path)
     database.open()
     try:
         deleted = database.run_sync(

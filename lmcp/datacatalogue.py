@@ -10,8 +10,9 @@ Sources, all read from the code rather than written by hand:
 - the wire: ``FrictionSignal`` / ``SignalBatch`` (types, bounds, vocabularies) and the sender's
   fixed HTTP headers;
 - the client's own files under ``LMCP_HOME`` (settings, outbox, sent log, latest failure);
-- storage: every table and column after applying ``collector/migrations/*.sql`` to an in-memory
-  DuckDB (needs the ``collector`` extra);
+- storage: every table and column after applying ``collector/migrations/*.sql`` (the signals
+  file) and ``cloudskills/migrations/*.sql`` (the skills service's own file) to in-memory
+  DuckDBs (needs the ``collector`` extra);
 - exports: the columns of ``/v1/signals/export`` as Parquet and CSV, produced by running the
   export SQL and writers on an empty database.
 
@@ -412,12 +413,42 @@ def _named_enums(data_type: str, inline: dict[str, str]) -> str:
 
 
 def _storage(vocabularies: dict[str, tuple[str, ...]]) -> tuple[list[DataFormat], Any]:
+    """The tables of both stores: the collector's signals file and the skills service's file
+    (two files, never one). Returns the formats and the (migrated) signals connection."""
     import duckdb
 
-    from collector.db import apply_migrations
+    from cloudskills.store import MIGRATIONS_DIR as SKILLS_MIGRATIONS
+    from collector.db import migrate
+    from service.db import apply_migrations
 
     con = duckdb.connect(":memory:")
-    apply_migrations(con)
+    migrate(con)
+    formats = _tables(
+        con, vocabularies, _example_rows(con),
+        "the collector's database file (collector/migrations/*.sql)",
+    )  # fmt: skip
+    skills = duckdb.connect(":memory:")
+    try:
+        apply_migrations(skills, SKILLS_MIGRATIONS)
+        formats += _tables(
+            skills, vocabularies, {},
+            "the Cloud Skills service's own database file (cloudskills/migrations/*.sql)",
+            skip=frozenset({"schema_migrations"}),  # the same ledger as the collector's
+        )  # fmt: skip
+    finally:
+        skills.close()
+    return sorted(formats, key=lambda fmt: fmt.key), con
+
+
+def _tables(
+    con: Any,
+    vocabularies: dict[str, tuple[str, ...]],
+    examples: dict[str, dict[str, Any]],
+    source: str,
+    *,
+    skip: frozenset[str] = frozenset(),
+) -> list[DataFormat]:
+    """One format per table of ``con`` (its columns, types, vocabularies and CHECKs)."""
     inline: dict[str, str] = {}
     for name, labels in con.execute(
         "SELECT type_name, labels FROM duckdb_types() WHERE logical_type = 'ENUM' "
@@ -435,13 +466,14 @@ def _storage(vocabularies: dict[str, tuple[str, ...]]) -> tuple[list[DataFormat]
     ).fetchall():
         for col in cols:
             checks.setdefault((str(table), str(col)), []).append(str(expr))
-    examples = _example_rows(con)
     rows = con.execute(
         "SELECT table_name, column_name, data_type, is_nullable FROM information_schema.columns "
         "WHERE table_schema = 'main' ORDER BY table_name, ordinal_position"
     ).fetchall()
     tables: dict[str, list[CatalogueField]] = {}
     for table, column, data_type, is_nullable in rows:
+        if str(table) in skip:
+            continue
         named = _named_enums(str(data_type), inline)
         kind = _duck_kind(str(data_type))
         values = _COLUMN_VALUES.get((str(table), str(column))) or _DUCK_RANGES.get(named, "")
@@ -456,17 +488,16 @@ def _storage(vocabularies: dict[str, tuple[str, ...]]) -> tuple[list[DataFormat]
                 "CHECK " + constraint if constraint and values else "",
             )
         )  # fmt: skip
-    formats = [
+    return [
         DataFormat(
             f"duckdb.{table}",
             f"DuckDB table `{table}`",
-            "the collector's database file (collector/migrations/*.sql)",
+            source,
             _TABLE_SUMMARIES.get(table, ""),
             tuple(fields),
-        )
+        )  # fmt: skip
         for table, fields in sorted(tables.items())
     ]
-    return formats, con
 
 
 _TABLE_SUMMARIES = {
@@ -524,13 +555,14 @@ def _exports(con: Any, stored: Sequence[DataFormat]) -> list[DataFormat]:
     import pyarrow.csv as pa_csv
     import pyarrow.parquet as pq
 
-    from collector._sql import load_sql
+    from collector.db import SQL_DIR
+    from service.sql import load_sql
 
     columns = {
         f.name: f.values for fmt in stored if fmt.key == "duckdb.signals" for f in fmt.fields
     }
     out: list[DataFormat] = []
-    table = con.sql(load_sql("export_parquet"), params=[None]).to_arrow_table()
+    table = con.sql(load_sql(SQL_DIR, "export_parquet"), params=[None]).to_arrow_table()
     buf = io.BytesIO()
     pq.write_table(table, buf)
     buf.seek(0)
@@ -557,7 +589,7 @@ def _exports(con: Any, stored: Sequence[DataFormat]) -> list[DataFormat]:
             ),
         )
     )
-    table = con.sql(load_sql("export_csv"), params=[None]).to_arrow_table()
+    table = con.sql(load_sql(SQL_DIR, "export_csv"), params=[None]).to_arrow_table()
     sink = io.BytesIO()
     pa_csv.write_csv(table, sink)
     import csv

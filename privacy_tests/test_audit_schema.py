@@ -20,7 +20,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 from typer.testing import CliRunner
 
-from collector.db import apply_migrations
+from collector.db import migrate
 from lmcp.cli import app as lmcp
 from lmcp.datacatalogue import DataCatalogue, generate, render_json, render_markdown
 from privacy_tests.audit.schema import audit_catalogue, audit_model, audit_storage, load_reviewed
@@ -41,7 +41,7 @@ def reviewed() -> dict[str, Any]:
 @pytest.fixture
 def migrated() -> Iterator[duckdb.DuckDBPyConnection]:
     con = duckdb.connect(":memory:")
-    apply_migrations(con)
+    migrate(con)
     yield con
     con.close()
 
@@ -166,15 +166,17 @@ def test_exports_written_by_the_real_writers_parse_to_the_catalogued_columns(
     migrated: duckdb.DuckDBPyConnection, catalogue: DataCatalogue
 ) -> None:
     """Round-trip: the export SQL through pyarrow's writers, read back."""
-    from collector._sql import load_sql
+    from collector.db import SQL_DIR
+    from service.sql import load_sql
 
     by_key = {fmt.key: fmt for fmt in catalogue.formats}
-    table = migrated.sql(load_sql("export_parquet"), params=[dt.date(2026, 1, 1)]).to_arrow_table()
+    parquet = load_sql(SQL_DIR, "export_parquet")
+    table = migrated.sql(parquet, params=[dt.date(2026, 1, 1)]).to_arrow_table()
     buf = io.BytesIO()
     pq.write_table(table, buf)
     buf.seek(0)
     assert pq.read_schema(buf).names == [f.name for f in by_key["export.parquet"].fields]
-    table = migrated.sql(load_sql("export_csv"), params=[None]).to_arrow_table()
+    table = migrated.sql(load_sql(SQL_DIR, "export_csv"), params=[None]).to_arrow_table()
     sink = io.BytesIO()
     pa_csv.write_csv(table, sink)
     assert isinstance(table, pa.Table)

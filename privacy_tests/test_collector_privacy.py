@@ -346,9 +346,9 @@ def _only_closed_types(dtype: str, enums: set[str]) -> bool:
 
 
 def test_signals_table_cannot_hold_an_address_agent_or_text(audit: Audit, tmp_path: Path) -> None:
-    from collector.db import Database
+    from collector.db import signals_database
 
-    db = Database(tmp_path / "schema.duckdb")
+    db = signals_database(tmp_path / "schema.duckdb")
     db.open()
     db.close()
     types = _column_types(tmp_path / "schema.duckdb")

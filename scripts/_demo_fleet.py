@@ -10,6 +10,10 @@ the simulated agent offers ``report_friction``, which the user accepts most of t
 
 Every HTTP request a client makes goes through a counting transport, so the demo can prove that
 opted-out clients opened no connection at all.
+
+One more client, a signed-in author (``run_author``), saves and recalls a Cloud Skill through the
+real client tools: its requests go to the skills service (``LMCP_SKILLS_URL``), never the
+collector.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import httpx
 from client.runtime import Runtime
 from contract.schema import ClientInfo, Platform
 
-__all__ = ["ClientPlan", "ClientResult", "plan_fleet", "run_client"]
+__all__ = ["AuthorResult", "ClientPlan", "ClientResult", "plan_fleet", "run_author", "run_client"]
 
 VERSIONS = (("1.2.0", 1), ("1.3.0", 2), ("1.3.1", 3), ("1.4.0", 4), ("1.4.1", 3))
 PLATFORMS = ((Platform.macos, 55), (Platform.windows, 35), (Platform.linux, 10))
@@ -310,3 +314,42 @@ def run_client(plan: ClientPlan, root: Path, url: str) -> ClientResult:
         transport.close()
     result.requests = transport.count
     return result
+
+
+#: The author's skill (the demo's one; its slug is what the check looks for in the skills file).
+AUTHOR_SKILL = {
+    "name": "Release smoke test",
+    "instructions": "Check the release notes, run the smoke test, report the result.",
+    "description": "The team's release check",
+    "slug": "release-smoke-test",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class AuthorResult:
+    saved: bool
+    recalled: bool
+    revision: int | None
+
+
+def run_author(root: Path, skills_url: str, token: str) -> AuthorResult:
+    """A signed-in author saves the team's skill and recalls it, through the client tools.
+
+    Signals are off for the author (the fleet's check counts the fleet's signals only)."""
+    home = root / "author"
+    home.mkdir(parents=True, exist_ok=True)
+    env = {
+        "LMCP_HOME": str(home),
+        "LMCP_ANONYMOUS_SIGNALS": "0",
+        "LMCP_SKILLS_URL": skills_url,
+        "LMCP_SKILLS_TOKEN": token,
+    }
+    runtime = Runtime.from_env(env)
+    try:
+        saved = runtime.host.dispatch("save_cloud_skill", dict(AUTHOR_SKILL))
+        recalled = runtime.host.dispatch("recall_cloud_skill", {"slug": AUTHOR_SKILL["slug"]})
+    finally:
+        runtime.close()
+    data = saved.result.get("data", {}) if saved.ok and isinstance(saved.result, dict) else {}
+    number = data.get("revision_number")
+    return AuthorResult(saved.ok, recalled.ok, number if isinstance(number, int) else None)

@@ -1,25 +1,46 @@
-"""The demo's collector process: ``collector.app.create_app`` under uvicorn, on 127.0.0.1.
+"""The demo's service processes, on 127.0.0.1, each in a process of its own:
 
-Settings come from ``LMCP_COLLECTOR_*`` variables (set by ``scripts/demo.py``). A process of
-its own keeps the simulated fleet's Python work from slowing the collector's event loop.
+    python -m scripts._demo_server collector   # the collector with triage (LMCP_COLLECTOR_*)
+    python -m scripts._demo_server skills      # the Cloud Skills service (LMCP_SKILLS_*)
+
+Settings come from the environment (set by ``scripts/demo.py``); each service opens its own
+DuckDB file. A process per service keeps the simulated fleet's Python work from slowing either
+event loop, and keeps the two stores apart as a deployment does.
 """
 
 from __future__ import annotations
 
+import sys
+
 import uvicorn
+from fastapi import FastAPI
 
-from collector.settings import CollectorSettings
-from lmcp.apps import collector_app as create_app
-from lmcp.collector_cli import tune_serving_process, uvicorn_config
+from lmcp.apps import uvicorn_config
 
 
-def main() -> None:
-    settings = CollectorSettings()
-    tune_serving_process()
-    options = uvicorn_config(settings, log_level="warning")
-    options.update(host="127.0.0.1", port=settings.port)
-    uvicorn.run(create_app(settings), **options)
+def main(argv: list[str]) -> None:
+    app: FastAPI
+    if argv == ["collector"]:
+        from collector.settings import CollectorSettings
+        from lmcp.apps import collector_app
+        from lmcp.collector_cli import tune_serving_process
+
+        settings = CollectorSettings()
+        tune_serving_process()
+        app = collector_app(settings)
+        options = uvicorn_config(settings, log_level="warning")
+    elif argv == ["skills"]:
+        from cloudskills.app import create_app
+        from cloudskills.settings import SkillsSettings
+
+        skills = SkillsSettings()
+        app = create_app(skills)
+        options = uvicorn_config(skills, log_level="warning")
+    else:
+        raise SystemExit("usage: python -m scripts._demo_server collector|skills")
+    options.update(host="127.0.0.1")
+    uvicorn.run(app, **options)
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

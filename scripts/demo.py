@@ -1,16 +1,19 @@
 """``make demo``: the whole pipeline on this machine, end to end.
 
-1. A collector (``collector.app.create_app`` + uvicorn, in a child process) on 127.0.0.1 with
-   its own DuckDB file
-   under ``demo-output/``, seeded with 90 days of synthetic history (generated inside DuckDB)
-   so the trends have a past.
+1. Two services, each in a child process on 127.0.0.1 with its own DuckDB file under
+   ``demo-output/``: the collector with triage (``signals.duckdb``, seeded with 90 days of
+   synthetic history generated inside DuckDB, so the trends have a past) and the Cloud Skills
+   service (``skills.duckdb``).
 2. A simulated fleet of LMCP clients (``scripts/_demo_fleet.py``) on macOS, Windows and Linux and
-   several versions, running the real client code over real HTTP; some have signals off.
+   several versions, running the real client code over real HTTP; some have signals off. A
+   signed-in author saves and recalls a Cloud Skill through the client tools.
 3. The triage summary (rich tables, fetched from ``/v1/triage``), the HTML + Markdown report.
 4. A check that the collector holds exactly the history plus the signals the opted-in clients
-   sent, and that opted-out clients made no request at all.
+   sent, that opted-out clients made no request at all, and that the two files never share a
+   table (no skills table in the signals file, no signals table in the skills file).
 5. The dashboard URL and its (random, per-run) token; serves until Ctrl-C, or exits with
-   ``--exit`` (``make demo DEMO_EXIT=1``) -- non-zero if the check failed.
+   ``--exit`` (``make demo DEMO_EXIT=1``) -- non-zero if the check failed. Both services stop
+   on exit.
 """
 
 from __future__ import annotations
@@ -41,8 +44,11 @@ from analysis import Filters, Question, synthesize
 from analysis._remote import fetch_answer
 from analysis.cli import answer_table
 from analysis.report import build_report, write_report
+from cloudskills.principals import SkillPrincipal
+from cloudskills.settings import SkillsSettings
 from collector.settings import CollectorSettings
-from scripts._demo_fleet import ClientResult, plan_fleet, run_client
+from contract.days import utc_today
+from scripts._demo_fleet import AUTHOR_SKILL, ClientResult, plan_fleet, run_author, run_client
 
 REPO = Path(__file__).resolve().parent.parent
 console = Console()
@@ -55,31 +61,50 @@ def _free_port() -> int:
 
 
 class Server:
-    """The collector in a child process (``scripts/_demo_server.py``), on 127.0.0.1 only."""
+    """One service in a child process (``scripts/_demo_server.py``), on 127.0.0.1 only."""
 
-    def __init__(self, settings: CollectorSettings, log_path: Path) -> None:
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith("LMCP_COLLECTOR_")}
-        self.env.update(
-            {
-                "LMCP_COLLECTOR_DB_PATH": str(settings.db_path),
-                "LMCP_COLLECTOR_HOST": "127.0.0.1",
-                "LMCP_COLLECTOR_PORT": str(settings.port),
-                "LMCP_COLLECTOR_READ_TOKENS": json.dumps(
-                    [t.get_secret_value() for t in settings.read_tokens]
-                ),
-                "LMCP_COLLECTOR_TRIAGE_K": str(settings.triage_k),
-                "LMCP_COLLECTOR_RETENTION_DAYS": str(settings.retention_days),
-                "LMCP_COLLECTOR_RATE_LIMIT_ENABLED": "false",
-            }
-        )
+    def __init__(self, service: str, port: int, env: dict[str, str], log_path: Path) -> None:
+        prefix = "LMCP_COLLECTOR_" if service == "collector" else "LMCP_SKILLS_"
+        self.service = service
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith(prefix)}
+        self.env.update(env)
         self.log_path = log_path
-        self.url = f"http://127.0.0.1:{settings.port}"
+        self.url = f"http://127.0.0.1:{port}"
         self.proc: subprocess.Popen[bytes] | None = None
+
+    @classmethod
+    def collector(cls, settings: CollectorSettings, log_path: Path) -> Server:
+        env = {
+            "LMCP_COLLECTOR_DB_PATH": str(settings.db_path),
+            "LMCP_COLLECTOR_HOST": "127.0.0.1",
+            "LMCP_COLLECTOR_PORT": str(settings.port),
+            "LMCP_COLLECTOR_READ_TOKENS": json.dumps(
+                [t.get_secret_value() for t in settings.read_tokens]
+            ),
+            "LMCP_COLLECTOR_TRIAGE_K": str(settings.triage_k),
+            "LMCP_COLLECTOR_RETENTION_DAYS": str(settings.retention_days),
+            "LMCP_COLLECTOR_RATE_LIMIT_ENABLED": "false",
+        }
+        return cls("collector", settings.port, env, log_path)
+
+    @classmethod
+    def skills(cls, settings: SkillsSettings, log_path: Path) -> Server:
+        principals = [
+            {**p.model_dump(mode="json"), "token": p.token.get_secret_value()}
+            for p in settings.principals
+        ]
+        env = {
+            "LMCP_SKILLS_DB_PATH": str(settings.db_path),
+            "LMCP_SKILLS_HOST": "127.0.0.1",
+            "LMCP_SKILLS_PORT": str(settings.port),
+            "LMCP_SKILLS_PRINCIPALS": json.dumps(principals),
+        }
+        return cls("skills", settings.port, env, log_path)
 
     def start(self) -> None:
         with self.log_path.open("ab") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "scripts._demo_server"],
+                [sys.executable, "-m", "scripts._demo_server", self.service],
                 cwd=REPO, env=self.env, stdout=log, stderr=subprocess.STDOUT,
             )  # fmt: skip
         deadline = time.monotonic() + 30
@@ -94,7 +119,7 @@ class Server:
                     pass
                 time.sleep(0.05)
         self.stop()
-        raise RuntimeError(f"the collector did not start (see {self.log_path})")
+        raise RuntimeError(f"the {self.service} service did not start (see {self.log_path})")
 
     def stop(self) -> None:
         """Graceful: SIGINT lets uvicorn flush the writer and close the database."""
@@ -113,7 +138,7 @@ def _history(db_path: Path, signals: int) -> set[str]:
     """Seed ``signals`` synthetic signals ending yesterday; return their ids."""
     if signals <= 0:
         return set()
-    yesterday = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)
+    yesterday = utc_today() - dt.timedelta(days=1)
     synthesize(db_path, signals, end_day=yesterday)
     return _ids(db_path)
 
@@ -121,6 +146,27 @@ def _history(db_path: Path, signals: int) -> set[str]:
 def _ids(db_path: Path) -> set[str]:
     with duckdb.connect(str(db_path), read_only=True) as con:
         return {str(r[0]) for r in con.execute("SELECT signal_id FROM signals").fetchall()}
+
+
+def _tables(db_path: Path) -> set[str]:
+    with duckdb.connect(str(db_path), read_only=True) as con:
+        rows = con.execute("SELECT table_name FROM duckdb_tables() WHERE NOT internal").fetchall()
+    return {str(r[0]) for r in rows}
+
+
+def _verify_stores(signals_db: Path, skills_db: Path) -> list[str]:
+    """Two services, two stores: problems found (empty: each file holds only its own tables)."""
+    problems = []
+    in_signals, in_skills = _tables(signals_db), _tables(skills_db)
+    if any("skill" in t for t in in_signals):
+        problems.append(f"the signals file holds a skills table: {sorted(in_signals)}")
+    if "signals" in in_skills:
+        problems.append("the skills file holds a signals table")
+    with duckdb.connect(str(skills_db), read_only=True) as con:
+        slugs = {str(r[0]) for r in con.execute("SELECT slug FROM skills").fetchall()}
+    if AUTHOR_SKILL["slug"] not in slugs:
+        problems.append("the author's skill is not in the skills file")
+    return problems
 
 
 def _run_fleet(url: str, root: Path, clients: int, seed: int, workers: int) -> list[ClientResult]:
@@ -195,7 +241,8 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
 
     out: Path = args.out
-    for stale in ("signals.duckdb", "signals.duckdb.wal", "fleet", "collector.log"):
+    stale_files = ("signals.duckdb", "signals.duckdb.wal", "skills.duckdb", "skills.duckdb.wal")
+    for stale in (*stale_files, "fleet", "collector.log", "skills.log"):
         target = out / stale
         if target.is_dir():
             shutil.rmtree(target)
@@ -203,7 +250,9 @@ def main(argv: list[str] | None = None) -> int:
             target.unlink(missing_ok=True)
     out.mkdir(parents=True, exist_ok=True)
     db_path = out / "signals.duckdb"
+    skills_db = out / "skills.duckdb"
     token = secrets.token_urlsafe(18)
+    author_token = secrets.token_urlsafe(18)
 
     with console.status("seeding 90 days of synthetic history (inside DuckDB)"):
         history = _history(db_path, args.history)
@@ -215,14 +264,39 @@ def main(argv: list[str] | None = None) -> int:
         retention_days=365,
         rate_limit_enabled=False,
     )
-    server = Server(settings, out / "collector.log")
-    server.start()
-    console.print(f"collector up at [bold]{server.url}[/bold] ({len(history):,} past signals)")
+    skills_settings = SkillsSettings(
+        db_path=skills_db,
+        port=_free_port(),
+        principals=[
+            SkillPrincipal(
+                token=SecretStr(author_token),
+                principal="demo-author",
+                scopes=frozenset({"memory:read", "memory:write"}),
+                tier="pro",
+            )
+        ],
+    )
+    server = Server.collector(settings, out / "collector.log")
+    skills = Server.skills(skills_settings, out / "skills.log")
     problems: list[str] = []
     try:
+        server.start()
+        skills.start()
+        console.print(
+            f"collector up at [bold]{server.url}[/bold] ({len(history):,} past signals, "
+            f"{db_path.name}); Cloud Skills up at [bold]{skills.url}[/bold] ({skills_db.name})"
+        )
         results = _run_fleet(server.url, out / "fleet", args.clients, args.seed, args.workers)
         _summary(results)
-        today = dt.datetime.now(dt.UTC).date()
+        author = run_author(out / "fleet", skills.url, author_token)
+        console.print(
+            f"Cloud Skills: the author saved '{AUTHOR_SKILL['slug']}' "
+            f"(revision {author.revision}) and recalled it: "
+            f"{'ok' if author.saved and author.recalled else 'FAILED'}"
+        )
+        if not (author.saved and author.recalled):
+            problems.append("the author could not save and recall a Cloud Skill")
+        today = utc_today()
         fleet_day = Filters(start=today, end=today)
         console.rule("today: what the fleet just reported")
         for q in (Question.top, Question.ring, Question.apps, Question.shapes):
@@ -241,7 +315,9 @@ def main(argv: list[str] | None = None) -> int:
             console.print(f"report: [bold]{shown}[/bold]")
         if args.exit:
             server.stop()
-            problems = _verify(_ids(db_path), history, results)
+            skills.stop()
+            problems += _verify(_ids(db_path), history, results)
+            problems += _verify_stores(db_path, skills_db)
         else:
             count = httpx.get(
                 f"{server.url}/v1/signals/count", headers={"Authorization": f"Bearer {token}"},
@@ -257,7 +333,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             console.print(
                 "[bold green]check passed[/bold green]: the collector holds exactly the history "
-                "plus every signal the opted-in clients sent; opted-out clients made no request."
+                "plus every signal the opted-in clients sent; opted-out clients made no request"
+                + ("; the signals and skills files share no table." if args.exit else ".")
             )
         console.print(f"done in {time.monotonic() - started:.1f} s")
         if args.exit:
@@ -266,6 +343,8 @@ def main(argv: list[str] | None = None) -> int:
             Panel.fit(
                 f"dashboard: [bold]{server.url}/dashboard[/bold]\n"
                 f"team token: [bold]{token}[/bold]  (this run only)\n"
+                f"Cloud Skills: LMCP_SKILLS_URL={skills.url} "
+                f"LMCP_SKILLS_TOKEN={author_token}\n"
                 "Ctrl-C to stop.",
                 title="LMCP triage",
             )
@@ -275,7 +354,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 1 if problems else 0
     finally:
-        server.stop()
+        try:
+            server.stop()
+        finally:
+            skills.stop()
 
 
 if __name__ == "__main__":

@@ -1,8 +1,11 @@
-"""Real collectors on loopback for end-to-end tests: a uvicorn thread, or a child process.
+"""Real services on loopback for end-to-end tests: a uvicorn thread, or a child process.
 
-- ``running_collector(settings)`` serves ``create_app(settings)`` with uvicorn on a free
-  127.0.0.1 port in a thread of this process and yields the base URL; shutdown is graceful
-  (the writer flushes, the database closes).
+- ``running_collector(settings)`` serves the collector as the shell composes it
+  (``lmcp.apps.collector_app``) with uvicorn on a free 127.0.0.1 port in a thread of this
+  process and yields the base URL; shutdown is graceful (the writer flushes, the database
+  closes).
+- ``running_skills(settings)`` does the same for the Cloud Skills service
+  (``cloudskills.app.create_app``), with its own database file.
 - ``collector_process(settings, port=...)`` runs ``python -m lmcp.collector_cli serve`` in a child
   process (settings passed as ``LMCP_COLLECTOR_*`` variables) and yields a ``CollectorProcess``
   whose ``.kill()`` sends SIGKILL: for crash tests.
@@ -28,15 +31,17 @@ import httpx
 import uvicorn
 from pydantic import BaseModel, SecretStr
 
+from cloudskills.app import create_app as create_skills_app
+from cloudskills.settings import SkillsSettings
 from collector.settings import CollectorSettings
-from lmcp.apps import collector_app as create_app
-from lmcp.collector_cli import uvicorn_config
+from lmcp.apps import collector_app, uvicorn_config
 
 __all__ = [
     "CollectorProcess",
     "collector_process",
     "free_port",
     "running_collector",
+    "running_skills",
     "settings_env",
     "wait_ready",
 ]
@@ -69,14 +74,32 @@ def wait_ready(
 
 @contextmanager
 def running_collector(settings: CollectorSettings, **app_kwargs: Any) -> Iterator[str]:
-    """A real uvicorn server for ``create_app(settings, **app_kwargs)``; yields its base URL."""
-    app = create_app(settings, **app_kwargs)
+    """A real uvicorn server for ``collector_app(settings, **app_kwargs)``; yields its URL."""
+    with _serving(collector_app(settings, **app_kwargs), "collector") as url:
+        yield url
+
+
+@contextmanager
+def running_skills(settings: SkillsSettings) -> Iterator[str]:
+    """A real uvicorn server for the skills service ``create_app(settings)``; yields its URL."""
+    with _serving(create_skills_app(settings), "skills") as url:
+        yield url
+
+
+@dataclass(frozen=True, slots=True)
+class _Loopback:
+    host: str
+    port: int
+
+
+@contextmanager
+def _serving(app: Any, name: str) -> Iterator[str]:
+    """``app`` under uvicorn on a free loopback port, in a thread; graceful shutdown."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = int(sock.getsockname()[1])
-    options = uvicorn_config(settings, log_level="warning")
-    options.update(host="127.0.0.1", port=port)
+    options = uvicorn_config(_Loopback("127.0.0.1", port), log_level="warning")
     server = uvicorn.Server(uvicorn.Config(app, **options))
     errors: list[BaseException] = []
 
@@ -86,16 +109,16 @@ def running_collector(settings: CollectorSettings, **app_kwargs: Any) -> Iterato
         except BaseException as exc:  # surfaced below
             errors.append(exc)
 
-    thread = threading.Thread(target=serve, name="collector-under-test", daemon=True)
+    thread = threading.Thread(target=serve, name=f"{name}-under-test", daemon=True)
     thread.start()
     base_url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 20
         while not server.started:
             if errors or not thread.is_alive():
-                raise RuntimeError("collector failed to start") from (errors[0] if errors else None)
+                raise RuntimeError(f"{name} failed to start") from (errors[0] if errors else None)
             if time.monotonic() > deadline:
-                raise TimeoutError("collector did not start")
+                raise TimeoutError(f"{name} did not start")
             time.sleep(0.01)
         yield base_url
     finally:
@@ -103,7 +126,7 @@ def running_collector(settings: CollectorSettings, **app_kwargs: Any) -> Iterato
         thread.join(timeout=30)
         sock.close()
         if errors:
-            raise RuntimeError("collector crashed") from errors[0]
+            raise RuntimeError(f"{name} crashed") from errors[0]
 
 
 def _plain(value: Any) -> Any:

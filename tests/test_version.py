@@ -7,11 +7,11 @@ import tomllib
 from pathlib import Path
 
 from client.friction import default_client_info
-from collector.telemetry import service_version
 from contract.version import package_version
+from service.serving import service_version
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("contract", "client", "collector", "cloudskills", "analysis", "lmcp")
+PACKAGES = ("contract", "service", "client", "collector", "cloudskills", "analysis", "lmcp")
 
 
 def test_every_reported_version_is_pyprojects() -> None:

@@ -1,7 +1,7 @@
 """The three Cloud Skill tools: save, recall and execute (``*_cloud_skill``).
 
-They call the collector's ``/v1/skills`` over httpx (``LMCP_SKILLS_URL``, default
-``LMCP_COLLECTOR_URL`` or ``http://127.0.0.1:8765``; ``LMCP_SKILLS_TOKEN``). The server stores
+They call the skills service's ``/v1/skills`` over httpx (``LMCP_SKILLS_URL``, default
+``http://127.0.0.1:8766``; ``LMCP_SKILLS_TOKEN``), never the collector. The server stores
 and validates; scripts run HERE, on the user's machine, where the agent runs: the server only
 serves the pinned content (see ``docs/cloud-skills.md``). Every failure is a value-free
 :class:`~client.errors.ToolFailure`, so it flows through ``ToolHost`` into the ring and can be

@@ -1,4 +1,4 @@
-"""The HTTP side of the Cloud Skill tools: one request to the collector's ``/v1/skills``.
+"""The HTTP side of the Cloud Skill tools: one request to the skills service's ``/v1/skills``.
 
 The token goes only to the configured URL, only over HTTPS or to a loopback address, and
 redirects are not followed. Every failure becomes a value-free :class:`ToolFailure`.
@@ -20,7 +20,8 @@ from contract.schema import ErrorClass
 
 __all__ = ["DEFAULT_SKILLS_URL", "SkillsApi"]
 
-DEFAULT_SKILLS_URL = "http://127.0.0.1:8765"
+#: ``lmcp skills serve``'s default address (a service of its own, never the collector).
+DEFAULT_SKILLS_URL = "http://127.0.0.1:8766"
 _TIMEOUT = httpx.Timeout(10.0, read=30.0)
 
 
@@ -45,11 +46,7 @@ class SkillsApi:
     def from_env(
         cls, environ: Mapping[str, str], transport: httpx.BaseTransport | None = None
     ) -> SkillsApi:
-        url = (
-            environ.get("LMCP_SKILLS_URL")
-            or environ.get("LMCP_COLLECTOR_URL")
-            or DEFAULT_SKILLS_URL
-        )
+        url = environ.get("LMCP_SKILLS_URL") or DEFAULT_SKILLS_URL
         return cls(url.rstrip("/"), environ.get("LMCP_SKILLS_TOKEN") or None, transport)
 
     def _check(self) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from collector.db import apply_migrations
+from collector.db import migrate
 from collector.store import flush_rows
 from contract.schema import FrictionSignal
 from tests.factories import make_signal
@@ -62,7 +62,7 @@ def many(count: int, **kwargs: object) -> list[FrictionSignal]:
 
 
 def write_signals(con: duckdb.DuckDBPyConnection, signals: Sequence[FrictionSignal]) -> None:
-    apply_migrations(con)
+    migrate(con)
     if not signals:
         return
     flush_rows(con, [signals], max(s.day for s in signals))

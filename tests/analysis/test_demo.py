@@ -22,6 +22,9 @@ def test_demo_exits_clean_with_exactly_the_opted_in_signals(tmp_path: Path) -> N
     with duckdb.connect(str(tmp_path / "signals.duckdb"), read_only=True) as con:
         row = con.execute("SELECT count(*), max(day) FROM signals").fetchone()
     assert row is not None and row[0] > 1500  # the history plus the fleet's signals
+    # Two services, two files: the skills service's file holds the author's skill.
+    with duckdb.connect(str(tmp_path / "skills.duckdb"), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM skills").fetchone() == (1,)
 
 
 def test_the_check_catches_a_signal_from_an_opted_out_client() -> None:

@@ -11,9 +11,8 @@ from typing import Any
 
 import httpx
 import pytest
-from fastapi import FastAPI
+from fastapi import APIRouter
 
-from collector.app import CollectorApp
 from collector.settings import CollectorSettings
 from lmcp.apps import collector_app as create_app
 from tests.collector.conftest import (
@@ -214,12 +213,12 @@ def test_read_api_tokens(http: httpx.Client) -> None:
 def test_several_read_tokens(settings: CollectorSettings) -> None:
     from pydantic import SecretStr
 
-    from collector.auth import token_matches
+    from service.auth import token_matches
 
-    many = settings.model_copy(update={"read_tokens": [SecretStr("t-one"), SecretStr("t-two")]})
+    many = [SecretStr("t-one"), SecretStr("t-two")]
     assert token_matches(many, "t-one") and token_matches(many, "t-two")
     assert not token_matches(many, "t-three") and not token_matches(many, "")
-    assert not token_matches(settings.model_copy(update={"read_tokens": []}), "t-one")
+    assert not token_matches([], "t-one")
 
 
 def test_openapi_lists_every_route(http: httpx.Client) -> None:
@@ -276,22 +275,19 @@ def test_unhandled_exception_is_a_generic_500(
     class Boom(Exception):
         pass
 
-    def add_boom(app: FastAPI) -> None:
-        @app.get("/boom")
+    def boom_router(_settings: CollectorSettings, _db: Any) -> APIRouter:
+        router = APIRouter()
+
+        @router.get("/boom")
         async def boom() -> None:
             raise Boom("secret-value-in-message")
 
-    import tests._servers as servers
+        return router
 
-    original = create_app  # what tests._servers serves
-
-    def patched(s: CollectorSettings, **kw: Any) -> CollectorApp:
-        app = original(s, **kw)
-        add_boom(app)
-        return app
-
-    monkeypatch.setattr(servers, "create_app", patched)
-    with running_collector(app_settings) as url, httpx.Client(base_url=url) as client:
+    with (
+        running_collector(app_settings, routers=[boom_router]) as url,
+        httpx.Client(base_url=url) as client,
+    ):
         response = client.get("/boom")
     body = assert_problem(response, 500, "internal_error")
     assert "secret-value" not in response.text

@@ -10,15 +10,17 @@ import duckdb
 import pytest
 from typer.testing import CliRunner
 
-from collector.db import apply_migrations
+from collector.db import migrate
 from collector.store import flush_rows
-from lmcp.collector_cli import app, build_settings, uvicorn_config
+from lmcp.apps import uvicorn_config
+from lmcp.collector_cli import app, build_settings
 from tests.collector.conftest import make_signal
 
 MODULES = [
     "collector.app",
-    "collector.auth",
     "lmcp.collector_cli",
+    "lmcp.skills_cli",
+    "lmcp.apps",
     "collector.db",
     "collector.errors",
     "collector.ingest",
@@ -30,6 +32,14 @@ MODULES = [
     "collector.settings",
     "collector.telemetry",
     "collector.writer",
+    "service.auth",
+    "service.db",
+    "service.errors",
+    "service.serving",
+    "service.sql",
+    "contract.days",
+    "cloudskills.app",
+    "cloudskills.settings",
 ]
 
 
@@ -52,7 +62,7 @@ def test_migrate_then_purge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     assert "0001_signals.sql" in result.output
     assert "applied 0 migration(s)" in runner.invoke(app, ["migrate", "--db", str(db)]).output
     con = duckdb.connect(str(db))
-    apply_migrations(con)
+    migrate(con)
     today = dt.datetime.now(dt.UTC).date()
     flush_rows(
         con, [[make_signal(day=today - dt.timedelta(days=200)), make_signal(day=today)]], today
@@ -77,11 +87,7 @@ def test_serve_options_keep_addresses_out_of_logs(monkeypatch: pytest.MonkeyPatc
 
 def test_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LMCP_COLLECTOR_READ_TOKENS", '["tok-a-fake", "tok-b-fake"]')
-    monkeypatch.setenv(
-        "LMCP_COLLECTOR_SKILL_PRINCIPALS", '[{"token": "t-fake", "principal": "ada"}]'
-    )
     settings = build_settings()
     assert [t.get_secret_value() for t in settings.read_tokens] == ["tok-a-fake", "tok-b-fake"]
-    assert settings.skill_principals[0].principal == "ada"
     assert "tok-a-fake" not in repr(settings)
     assert settings.db_path.name == "signals.duckdb"

@@ -1,4 +1,8 @@
-"""The database: migrations ledger, ENUMs mirroring the wire contract, one worker thread."""
+"""The database: migrations ledger, ENUMs mirroring the wire contract, one worker thread.
+
+The generic ``service.db.Database`` is exercised through the collector's binding of it
+(``collector.db.signals_database``) and with folders of its own.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +14,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from collector.db import Database, Migration, apply_migrations, discover_migrations
-from collector.errors import MigrationError
+from collector.db import MIGRATIONS_DIR, signals_database
 from contract.schema import (
     ArgName,
     ArgType,
@@ -24,6 +27,8 @@ from contract.schema import (
     SizeBucket,
     ToolName,
 )
+from service.db import Database, Migration, apply_migrations, discover_migrations
+from service.errors import MigrationError
 
 ENUMS: dict[str, type[StrEnum]] = {
     "friction_type": FrictionType,
@@ -40,7 +45,7 @@ ENUMS: dict[str, type[StrEnum]] = {
 
 
 def test_migrations_are_ordered_and_named() -> None:
-    names = [m.name for m in discover_migrations()]
+    names = [m.name for m in discover_migrations(MIGRATIONS_DIR)]
     assert names[0] == "0001_signals.sql"
     assert names == sorted(names)
     assert all(n[:4].isdigit() and n[4] == "_" for n in names)
@@ -48,7 +53,7 @@ def test_migrations_are_ordered_and_named() -> None:
 
 @pytest.mark.parametrize("type_name", sorted(ENUMS))
 def test_duckdb_enums_mirror_the_wire_contract(tmp_path: Path, type_name: str) -> None:
-    db = Database(tmp_path / "x.duckdb")
+    db = signals_database(tmp_path / "x.duckdb")
     db.open()
     try:
         values = db.run_sync(
@@ -62,11 +67,11 @@ def test_duckdb_enums_mirror_the_wire_contract(tmp_path: Path, type_name: str) -
 
 def test_migrations_apply_once_and_are_recorded(tmp_path: Path) -> None:
     path = tmp_path / "x.duckdb"
-    db = Database(path)
+    db = signals_database(path)
     applied = db.open()
     db.close()
-    assert applied == [m.name for m in discover_migrations()]
-    again = Database(path)
+    assert applied == [m.name for m in discover_migrations(MIGRATIONS_DIR)]
+    again = signals_database(path)
     assert again.open() == []
     rows = again.run_sync(lambda con: con.execute("SELECT name FROM schema_migrations").fetchall())
     again.close()
@@ -93,7 +98,7 @@ def test_a_failing_migration_is_rolled_back(tmp_path: Path) -> None:
 
 
 def test_all_work_runs_on_one_thread(tmp_path: Path) -> None:
-    db = Database(tmp_path / "x.duckdb")
+    db = signals_database(tmp_path / "x.duckdb")
     db.open()
 
     async def many() -> set[int]:
@@ -115,7 +120,7 @@ def test_a_half_read_result_does_not_block_the_next_caller(tmp_path: Path) -> No
     """DuckDB 2 refuses work on a connection with a pending result; ``run`` settles it."""
     import pyarrow as pa
 
-    db = Database(tmp_path / "x.duckdb")
+    db = signals_database(tmp_path / "x.duckdb")
     db.open()
     try:
         db.run_sync(lambda con: con.execute("SELECT * FROM range(10)").fetchone())
@@ -123,3 +128,20 @@ def test_a_half_read_result_does_not_block_the_next_caller(tmp_path: Path) -> No
         assert db.run_sync(lambda con: con.execute("SELECT a FROM t").fetchall()) == [(1,)]
     finally:
         db.close()
+
+
+def test_a_database_applies_exactly_its_own_migrations_folder(tmp_path: Path) -> None:
+    """Each service hands in its folder: nothing of another folder reaches its file."""
+    folder = tmp_path / "migrations"
+    folder.mkdir()
+    (folder / "0001_own.sql").write_text("CREATE TABLE own (a INT);", encoding="utf-8")
+    (folder / "notes.sql").write_text("CREATE TABLE not_a_migration (a INT);", encoding="utf-8")
+    db = Database(tmp_path / "own.duckdb", folder)
+    try:
+        assert db.open() == ["0001_own.sql"]
+        tables = db.run_sync(
+            lambda con: con.execute("SELECT table_name FROM duckdb_tables()").fetchall()
+        )
+    finally:
+        db.close()
+    assert {t[0] for t in tables} == {"own", "schema_migrations"}

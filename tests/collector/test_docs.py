@@ -11,6 +11,8 @@ from collector.settings import CollectorSettings
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 COLLECTOR = Path(__file__).resolve().parents[2] / "collector"
+#: The plumbing the collector shares with Cloud Skills: its problem codes answer here too.
+SERVICE = Path(__file__).resolve().parents[2] / "service"
 
 
 def _collector_section() -> str:
@@ -32,11 +34,11 @@ def test_no_documented_setting_is_gone() -> None:
 
 def _codes_in_code() -> set[str]:
     codes: set[str] = set()
-    for path in COLLECTOR.glob("*.py"):
+    for path in [*COLLECTOR.glob("*.py"), *SERVICE.glob("*.py")]:
         text = path.read_text(encoding="utf-8")
         codes |= set(re.findall(r"ProblemError\(\s*\d{3},\s*\"([a-z_]+)\"", text))
         codes |= set(re.findall(r"problem_response\(\s*\d{3},\s*\"([a-z_]+)\"", text))
-    text = (COLLECTOR / "errors.py").read_text(encoding="utf-8")
+    text = (SERVICE / "errors.py").read_text(encoding="utf-8")
     block = text[text.index("_HTTP_CODES") : text.index("}", text.index("_HTTP_CODES"))]
     codes |= set(re.findall(r"\"([a-z_]+)\"", block))
     return codes

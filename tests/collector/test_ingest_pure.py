@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from collector.errors import ProblemError
 from collector.ingest import check_content_type, decode_body, gunzip_bounded, validate_batch
 from contract.schema import MAX_BATCH
+from service.errors import ProblemError
 from tests.collector.conftest import batch_body, make_signal, signal_json
 
 LIMIT = 4 * 1024 * 1024

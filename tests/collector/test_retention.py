@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from collector.db import apply_migrations
+from collector.db import migrate
 from collector.retention import first_kept_day, purge_expired
 from collector.settings import CollectorSettings
 from collector.store import flush_rows
@@ -26,7 +26,7 @@ TODAY = dt.date(2026, 11, 30)
 @functools.cache
 def _shared() -> duckdb.DuckDBPyConnection:
     con = duckdb.connect(":memory:")
-    apply_migrations(con)
+    migrate(con)
     return con
 
 
@@ -74,7 +74,7 @@ def test_the_running_collector_purges_on_its_schedule(settings: CollectorSetting
     day = {"today": TODAY}
     scheduled = settings.model_copy(update={"retention_days": 30, "retention_interval_s": 0.1})
     con = duckdb.connect(str(settings.db_path))
-    apply_migrations(con)
+    migrate(con)
     flush_rows(con, [[make_signal(day=TODAY - dt.timedelta(days=40))]], TODAY)  # expired now
     flush_rows(con, [[make_signal(day=TODAY - dt.timedelta(days=20))]], TODAY)  # expires later
     con.close()

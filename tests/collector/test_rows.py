@@ -23,11 +23,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from collector._sql import load_sql
-from collector.db import apply_migrations
+from collector.db import SQL_DIR, migrate
 from collector.flush import BodyOnly, Flush, WriteResult
 from collector.store import DuckDBStore, flush_rows, insert_bodies
 from contract.schema import FrictionSignal, SignalBatch
+from service.sql import load_sql
 from tests.collector.conftest import TODAY, batch_body, expected_row, make_signal, signals
 
 CANARY = "CANARY-d41d8cd98f00b204"
@@ -111,7 +111,7 @@ def bodies(draw: st.DrawFn) -> tuple[bytes, list[FrictionSignal]]:
 @pytest.fixture
 def con() -> Iterator[duckdb.DuckDBPyConnection]:
     connection = duckdb.connect(":memory:")
-    apply_migrations(connection)
+    migrate(connection)
     yield connection
     connection.close()
 
@@ -121,7 +121,7 @@ def migrated() -> Iterator[duckdb.DuckDBPyConnection]:
     """One migrated database for the property tests, emptied per example by ``_emptied``:
     migrating a fresh database costs far more than emptying a table."""
     connection = duckdb.connect(":memory:")
-    apply_migrations(connection)
+    migrate(connection)
     yield connection
     connection.close()
 
@@ -333,7 +333,7 @@ def _keys_of_structure(structure: Any) -> Any:
 def test_the_bodies_insert_reads_exactly_the_models_keys() -> None:
     """``json_transform_strict`` ignores keys its structure lacks: a field added to the shared
     model but not to ``insert_bodies.sql`` would be dropped silently on the large path."""
-    sql = load_sql("insert_bodies")
+    sql = load_sql(SQL_DIR, "insert_bodies")
     literal = re.search(r"json_transform_strict\(body, '(.*?)'\)", sql, re.S)
     assert literal is not None
     structure = json.loads(literal.group(1))

@@ -17,10 +17,10 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-from analysis._questions import load_sql as load_analysis_sql
-from collector._sql import load_sql
-from collector.db import apply_migrations
+from analysis._questions import load_query as load_analysis_sql
+from collector.db import SQL_DIR, migrate
 from collector.rows import RECEIVED_DAY, ROWS, SIGNAL_COLUMNS
+from service.sql import load_sql
 from tests.collector.conftest import TODAY, batch_body, expected_row, make_signal
 
 NAMES = [name for name, _ in SIGNAL_COLUMNS]
@@ -30,7 +30,7 @@ BY_NAME = "INSERT INTO signals BY NAME"
 @pytest.fixture(scope="module")
 def con() -> Iterator[duckdb.DuckDBPyConnection]:
     connection = duckdb.connect(":memory:")
-    apply_migrations(connection)
+    migrate(connection)
     yield connection
     connection.close()
 
@@ -70,12 +70,14 @@ def test_the_models_rows_are_the_definition_without_the_received_day() -> None:
 def test_both_inserts_name_every_column_once(con: duckdb.DuckDBPyConnection) -> None:
     """BY NAME leaves a column it does not name NULL: each INSERT must name them all."""
     body = batch_body([make_signal()])
-    bodies = con.execute(_select_of(load_sql("insert_bodies")), [TODAY, [body.decode()], [1]])
+    bodies = con.execute(
+        _select_of(load_sql(SQL_DIR, "insert_bodies")), [TODAY, [body.decode()], [1]]
+    )
     bodies_names = [d[0] for d in bodies.description or []]
     bodies.fetchall()
     con.register("incoming", ROWS.empty_table())
     try:
-        rows = con.execute(_select_of(load_sql("insert_rows")), [TODAY])
+        rows = con.execute(_select_of(load_sql(SQL_DIR, "insert_rows")), [TODAY])
         rows_names = [d[0] for d in rows.description or []]
         rows.fetchall()
     finally:
@@ -86,7 +88,7 @@ def test_both_inserts_name_every_column_once(con: duckdb.DuckDBPyConnection) -> 
 
 @pytest.mark.parametrize("name", ["export_csv", "export_parquet"])
 def test_the_exports_carry_every_column_in_order(con: duckdb.DuckDBPyConnection, name: str) -> None:
-    relation = con.sql(load_sql(name), params=[None])
+    relation = con.sql(load_sql(SQL_DIR, name), params=[None])
     assert relation.columns == NAMES
     if name == "export_csv":  # flat text: no ENUM (its own type) and no nested list is left
         flat = {"VARCHAR", "UTINYINT", "USMALLINT", "DATE", "BOOLEAN"}

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from collector.db import Database
+from collector.db import signals_database
 from collector.errors import WriteError
 from collector.flush import Flush, FlushPlan, WriteResult
 from collector.ingest import validate_batch
@@ -32,6 +32,7 @@ from collector.store import (
 from collector.telemetry import Telemetry
 from collector.writer import FOLLOW_S, KEPT_MODELS_MAX, GroupCommitWriter
 from contract.schema import FrictionSignal
+from service.db import Database
 from tests.collector.conftest import (
     TODAY,
     batch_body,
@@ -47,7 +48,7 @@ from tests.hypothesis_profiles import at_most
 def db(tmp_path: Path) -> Iterator[Database]:
     """An open collector database in ``tmp_path / "x.duckdb"``, closed at the end (closing twice
     is harmless: tests close it themselves before reading the file back)."""
-    database = Database(tmp_path / "x.duckdb")
+    database = signals_database(tmp_path / "x.duckdb")
     database.open()
     try:
         yield database
@@ -78,9 +79,9 @@ def test_rows_read_back_field_by_field(
     tmp_path: Path, from_bodies: bool, batch: list[FrictionSignal]
 ) -> None:
     con = duckdb.connect(":memory:")
-    from collector.db import apply_migrations
+    from collector.db import migrate
 
-    apply_migrations(con)
+    migrate(con)
     bodies = [batch_body(batch)] if from_bodies else None
     got = flush_rows(con, [batch], TODAY, bodies, from_bodies=from_bodies)
     assert got == [WriteResult(len(batch), 0)]
@@ -461,7 +462,7 @@ def test_concurrent_mixed_requests_store_each_id_once(
     pool = {i: make_signal() for i in range(41)}
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "x.duckdb"
-        db = Database(path)
+        db = signals_database(path)
         db.open()
 
         async def send(

@@ -1,5 +1,5 @@
-"""Fixtures of the Cloud Skills tests: a real collector (uvicorn on loopback, a DuckDB file)
-with a cast of principals, and an httpx client per principal.
+"""Fixtures of the Cloud Skills tests: the real skills service (uvicorn on loopback, its own
+DuckDB file) with a cast of principals, and an httpx client per principal.
 
 Tokens are obviously fake test strings.
 """
@@ -16,8 +16,9 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from cloudskills.principals import SkillPrincipal, TeamMembership
+from cloudskills.settings import SkillsSettings
 from collector.settings import CollectorSettings
-from tests._servers import running_collector
+from tests._servers import running_collector, running_skills
 
 #: The cast: a key per token.
 CAST: dict[str, SkillPrincipal] = {
@@ -76,25 +77,36 @@ def token_of(key: str) -> str:
     return CAST[key].token.get_secret_value()
 
 
-def make_settings(db_path: Path) -> CollectorSettings:
-    return CollectorSettings(
-        db_path=db_path,
-        skill_principals=list(CAST.values()),
-        rate_limit_enabled=False,
-    )
+def make_settings(db_path: Path) -> SkillsSettings:
+    return SkillsSettings(db_path=db_path, principals=list(CAST.values()))
 
 
 @pytest.fixture(scope="session")
-def collector(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    """One collector for the session: (base URL, DuckDB file). Tests use unique slugs."""
-    db_path = tmp_path_factory.mktemp("skills") / "collector.duckdb"
-    with running_collector(make_settings(db_path)) as url:
+def skills_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """One skills service for the session: (base URL, DuckDB file). Tests use unique slugs."""
+    db_path = tmp_path_factory.mktemp("skills") / "skills.duckdb"
+    with running_skills(make_settings(db_path)) as url:
         yield url, db_path
 
 
 @pytest.fixture(scope="session")
-def base_url(collector: tuple[str, Path]) -> str:
-    return collector[0]
+def base_url(skills_service: tuple[str, Path]) -> str:
+    return skills_service[0]
+
+
+@pytest.fixture(scope="session")
+def signals_collector(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """The signal collector beside the skills service, as deployed: its own process role, its
+    own file. (base URL, DuckDB file)."""
+    db_path = tmp_path_factory.mktemp("signals") / "signals.duckdb"
+    settings = CollectorSettings(db_path=db_path, rate_limit_enabled=False)
+    with running_collector(settings) as url:
+        yield url, db_path
+
+
+@pytest.fixture(scope="session")
+def collector_url(signals_collector: tuple[str, Path]) -> str:
+    return signals_collector[0]
 
 
 ENVELOPE_SCHEMA = Path(__file__).resolve().parents[2] / "docs/schema/cloud-skill-envelope.v1.json"

@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from lmcp.apps import collector_app as create_app
+from cloudskills.app import create_app
 from tests.skills.conftest import make_settings, skill_body, token_of
 
 Api = Callable[[str], httpx.Client]
@@ -117,7 +117,7 @@ def test_no_route_alters_a_stored_revision(api: Api, slug: str) -> None:
         ("POST", "/v1/skills/some-skill/revisions/rev_x/reject"),
     ],
 )
-def test_every_route_answers_errors_in_the_collectors_one_shape(
+def test_every_route_answers_errors_in_the_services_one_shape(
     api: Api, method: str, path: str
 ) -> None:
     for client, status in ((api(""), 401), (api("ann"), None)):

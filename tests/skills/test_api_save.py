@@ -1,4 +1,4 @@
-"""save_cloud_skill on the real collector (uvicorn on loopback, a DuckDB file): the envelope,
+"""save_cloud_skill on the real skills service (uvicorn on loopback, a DuckDB file): the envelope,
 revisions, dedupe, and the spec's error bullets as HTTP problems."""
 
 from __future__ import annotations

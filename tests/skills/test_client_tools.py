@@ -1,4 +1,4 @@
-"""The three client tools through ToolHost, against the real collector on loopback."""
+"""The three client tools through ToolHost, against the real skills service on loopback."""
 
 from __future__ import annotations
 
@@ -320,10 +320,10 @@ def test_execute_cloud_skill_time_limit_is_a_timeout_failure(host_for: HostFor, 
 
 
 @pytest.fixture
-def runtime(base_url: str, tmp_path: Path) -> Iterator[Runtime]:
+def runtime(base_url: str, collector_url: str, tmp_path: Path) -> Iterator[Runtime]:
     env = {
         "LMCP_HOME": str(tmp_path / "home"),
-        "LMCP_COLLECTOR_URL": base_url,
+        "LMCP_COLLECTOR_URL": collector_url,
         "LMCP_SKILLS_URL": base_url,
         "LMCP_SKILLS_TOKEN": token_of("ann"),
         "LMCP_ANONYMOUS_SIGNALS": "1",

@@ -109,6 +109,7 @@ def test_docs_describe_every_code_setting_and_route() -> None:
     "name",
     [
         "client.skills",
+        "cloudskills.app",
         "cloudskills.auth",
         "cloudskills.components",
         "cloudskills.issues",
@@ -120,6 +121,7 @@ def test_docs_describe_every_code_setting_and_route() -> None:
         "cloudskills.problems",
         "cloudskills.records",
         "cloudskills.routes",
+        "cloudskills.settings",
         "cloudskills.slugs",
         "cloudskills.store",
         "cloudskills.validation",

@@ -1,5 +1,5 @@
 """The three Cloud Skill tools through ``lmcp mcp`` with the MCP SDK's real client (stdio), the
-server process talking to a real collector on loopback."""
+server process talking to the real skills service on loopback."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def test_save_recall_and_execute_a_cloud_skill_over_mcp(
 ) -> None:
     env = {
         "LMCP_HOME": str(tmp_path / "home"),
-        "LMCP_COLLECTOR_URL": base_url,
+        "LMCP_COLLECTOR_URL": "http://127.0.0.1:9",  # signals are off; nobody listens there
         "LMCP_SKILLS_URL": base_url,
         "LMCP_SKILLS_TOKEN": token_of("ann"),
     }

@@ -1,4 +1,4 @@
-"""The skill store on a real DuckDB file through the collector's ``Database``."""
+"""The skill store on a real DuckDB file through the service's ``Database``."""
 
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ import pytest
 from cloudskills import store
 from cloudskills.problems import SkillProblem
 from cloudskills.records import SkillScope
+from cloudskills.store import skills_database
 from cloudskills.validation import SkillDraft, validate_save
-from collector.db import Database
+from service.db import Database
 
 NOW = dt.datetime(2026, 1, 2, 3, 4, 5)
 ANN = SkillScope.personal("ann")
@@ -25,7 +26,7 @@ OPS = SkillScope.team("ops")
 
 @pytest.fixture
 def db(tmp_path: Path) -> Iterator[Database]:
-    database = Database(tmp_path / "skills.duckdb")
+    database = skills_database(tmp_path / "skills.duckdb")
     database.open()
     yield database
     database.close()

@@ -1,7 +1,8 @@
--- 0010: Cloud Skills. A skill lives in one scope (a principal's personal scope or a team's) under
--- a slug. Its revisions and their components are written once and never updated or deleted:
--- only skill_revision_state (the life cycle: draft, proposed, published, rejected) changes, and
--- every change is appended to skill_revision_events. A rejected proposal stays on record.
+-- 0001: Cloud Skills, in its own database file (never the signals file). A skill lives in one
+-- scope (a principal's personal scope or a team's) under a slug. Its revisions and their
+-- components are written once and never updated or deleted: only skill_revision_state (the life
+-- cycle: draft, proposed, published, rejected) changes, and every change is appended to
+-- skill_revision_events. A rejected proposal stays on record.
 
 CREATE TABLE skills (
     skill_id     VARCHAR PRIMARY KEY,

@@ -1,0 +1,67 @@
+"""``create_app(settings)``: the Cloud Skills service, its own FastAPI app and its own database.
+
+Nothing lives at module level: each app owns its settings and its ``Database`` (one DuckDB
+connection on one worker thread, opened at start-up with ``cloudskills/migrations`` applied,
+checkpointed and closed at shutdown). The file is the service's alone: skills carry authors and
+timestamps and never share a store with the anonymous signals.
+
+Routes: ``/healthz`` (alive), ``/readyz`` (the database answers) and ``/v1/skills``
+(``cloudskills.routes``). Every error answers RFC 9457 problem+json (``service.errors``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from cloudskills.routes import build_router
+from cloudskills.settings import SkillsSettings
+from cloudskills.store import skills_database
+from service.errors import CatchAllMiddleware, ProblemError, install_error_handlers
+from service.serving import service_version, silence_access_log
+
+__all__ = ["create_app"]
+
+
+def create_app(settings: SkillsSettings) -> FastAPI:
+    """Build the skills service for ``settings`` (the database opens when the app starts)."""
+    db = skills_database(settings.db_path)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        silence_access_log()
+        db.open()
+        try:
+            yield
+        finally:
+            db.close()
+
+    app = FastAPI(
+        title="LMCP Cloud Skills",
+        version=service_version(),
+        summary="Versioned, reviewed, shareable procedures for signed-in principals.",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.db = db
+
+    @app.get("/healthz", tags=["health"], summary="Liveness")
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/readyz", tags=["health"], summary="Readiness: the database answers")
+    async def readyz() -> dict[str, str]:
+        if not db.is_open:
+            raise ProblemError(503, "not_ready", "The skills service is not ready.")
+        try:
+            await db.run(lambda con: con.execute("SELECT 1").fetchall())
+        except Exception:
+            raise ProblemError(503, "not_ready", "The database does not answer.") from None
+        return {"status": "ready"}
+
+    app.include_router(build_router(settings.principals, db))
+    install_error_handlers(app)
+    app.add_middleware(CatchAllMiddleware)
+    return app
