@@ -30,6 +30,7 @@ from collector.errors import CatchAllMiddleware, ProblemError, install_error_han
 from collector.ingest_routes import INGEST_PATH, IngestEndpoint, document_ingestion
 from collector.ratelimit import RateLimiter, RateLimitMiddleware
 from collector.read_routes import build_read_router
+from collector.releases.store import params_from_settings
 from collector.retention import RetentionJob
 from collector.settings import CollectorSettings
 from collector.telemetry import RequestSpanMiddleware, Telemetry, service_version
@@ -161,6 +162,7 @@ def create_app(
             retention_days=settings.retention_days,
             interval_s=settings.retention_interval_s,
             today=today,
+            privacy=params_from_settings(settings),
         )
         retention.start()
         app.state.retention = retention
