@@ -14,7 +14,7 @@ import pytest
 from hypothesis import strategies as st
 from pydantic import SecretStr
 
-from collector.settings import CollectorSettings
+from collector.settings import CollectorSettings, StewardToken
 from contract.schema import (
     MAX_ARGS,
     RING_SIZE,
@@ -37,6 +37,8 @@ from contract.schema import (
 from tests._servers import running_collector
 
 READ_TOKEN = "test-read-token-not-a-secret"
+#: Raw rows and exact counts are the steward role's (docs/privacy.md); these tests read them.
+STEWARD_TOKEN = "test-steward-token-not-a-secret"
 TODAY = dt.date(2026, 11, 30)
 
 
@@ -125,6 +127,7 @@ def settings(tmp_path: Path) -> CollectorSettings:
     return CollectorSettings(
         db_path=tmp_path / "signals.duckdb",
         read_tokens=[SecretStr(READ_TOKEN)],
+        steward_tokens=[StewardToken(label="tests", token=SecretStr(STEWARD_TOKEN))],
         rate_limit_enabled=False,
     )
 
@@ -142,7 +145,8 @@ def http(collector_url: str) -> Iterator[httpx.Client]:
 
 
 def auth() -> dict[str, str]:
-    return {"Authorization": f"Bearer {READ_TOKEN}"}
+    """The steward's header: the raw-row and exact-count routes are the steward's."""
+    return {"Authorization": f"Bearer {STEWARD_TOKEN}"}
 
 
 def read_rows(db_path: Path, sql: str = "SELECT * FROM signals") -> list[dict[str, Any]]:
