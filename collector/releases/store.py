@@ -36,6 +36,8 @@ __all__ = [
 DEFAULT_CAP = 10
 DEFAULT_EPSILON = 1.0
 DEFAULT_DELTA = 1e-6
+#: Joins a cell's key values in ``release_cells.key`` (no enum label or version holds one).
+KEY_SEP = "|"
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,15 +90,19 @@ def release_day(
             con.execute("ROLLBACK")
             return False
         noisy = release_counts(_exact(con, cube, day), cal)
+        b = cal.bounds
+        recorded = (
+            f"epsilon={cal.epsilon:.6g} delta={cal.delta:.6g} scale={cal.scale:.6g} "
+            f"cap={params.cap} l0={b.l0} l1={b.l1} linf={b.linf}"
+        )
         con.execute(
-            "INSERT INTO release_days VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-            [cube_name, day, cal.epsilon, cal.delta, cal.scale, cal.threshold, params.cap,
-             len(noisy)],
-        )  # fmt: skip
+            "INSERT INTO release_days VALUES ($1, $2, $3, $4, $5)",
+            [cube_name, day, recorded, cal.threshold, len(noisy)],
+        )
         if noisy:
             con.executemany(
                 "INSERT INTO release_cells VALUES ($1, $2, $3, $4)",
-                [[cube_name, day, list(key), n] for key, n in sorted(noisy.items())],
+                [[cube_name, day, KEY_SEP.join(key), n] for key, n in sorted(noisy.items())],
             )
         con.execute("COMMIT")
     except BaseException:
@@ -134,7 +140,7 @@ def read_cells(
         "ORDER BY day, key",
         [cube, start, end],
     ).fetchall()
-    return [Cell(day, tuple(key), int(n)) for day, key, n in rows]
+    return [Cell(day, tuple(str(key).split(KEY_SEP)), int(n)) for day, key, n in rows]
 
 
 def released_days(con: duckdb.DuckDBPyConnection, cube: str) -> Sequence[dt.date]:
