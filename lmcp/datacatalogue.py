@@ -508,7 +508,7 @@ _TABLE_SUMMARIES = {
     "schema_migrations": "Which migration files were applied (name, digest, UTC day).",
     "release_days": "Which (cube, closed day) releases are stored, with their calibration.",
     "release_cells": "Differentially private released cells: all the team role ever sees.",
-    "reordered_days": "Closed days whose rows were rewritten in signal_id order (no arrival order).",
+    "reordered_days": "Closed days rewritten in signal_id order (so no arrival order).",
     "steward_audit": "Every steward read of raw rows or exact counts: who (label), day, what.",
     "skills": "Cloud Skills: a skill's scope and slug (authenticated content, not signals).",
     "skill_revisions": "Cloud Skills: immutable revisions written by an authenticated author.",
