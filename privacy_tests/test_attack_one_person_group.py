@@ -70,11 +70,13 @@ def test_one_installations_cells_are_never_released_in_many_draws(cube: str) -> 
     """Statistical: the real OpenDP mechanism, drawn TRIALS times over the worst case one
     installation can make alone. Expected releases: TRIALS * delta, far below one."""
     cal = PrivacyParams().calibration(cube)
-    alone = {(f"cell-{i}",): cal.bounds.linf for i in range(cal.bounds.l0)}
-    released = sum(len(release_counts(alone, cal)) for _ in range(TRIALS))
+    alone: dict[tuple[str, ...], int] = {
+        (f"cell-{i}",): cal.bounds.linf for i in range(cal.bounds.l0)
+    }
+    released = sum([len(release_counts(alone, cal)) for _ in range(TRIALS)])
     assert released == 0
-    crowd = {("crowd",): cal.threshold + int(6 * cal.scale)}
-    shown = sum(len(release_counts(crowd, cal)) for _ in range(200))
+    crowd: dict[tuple[str, ...], int] = {("crowd",): cal.threshold + int(6 * cal.scale)}
+    shown = sum([len(release_counts(crowd, cal)) for _ in range(200)])
     assert shown >= 190, "a cell well above the threshold is released (not vacuous)"
 
 
