@@ -5,8 +5,9 @@ The collector stores, per closed UTC day and per cube, differentially private co
 those stored cells, so asking again gives the same numbers and two overlapping periods subtract
 to released cells, never to a new fact about one signal. No raw row is read here.
 
-Which filters a question takes follows from its cube: ``friction`` has platform and tool,
-``versions`` version and tool, ``context``/``shapes``/``ring`` tool only. A filter a cube
+Which filters a question takes follows from its cube: ``platforms`` has platform and tool,
+``daily`` platform, ``versions`` version and tool, ``friction``/``context``/``shapes``/``ring``
+tool only. A filter a cube
 cannot answer raises ``FilterError`` (naming the filter).
 """
 
@@ -45,8 +46,8 @@ __all__ = [
 #: The cube each released question is derived from (``attempts`` waits for the v2 bucket).
 CUBE_OF: Mapping[Question, str] = {
     Question.top: "friction",
-    Question.trends: "friction",
-    Question.platforms: "friction",
+    Question.trends: "daily",
+    Question.platforms: "platforms",
     Question.regressions: "versions",
     Question.apps: "context",
     Question.intents: "context",
@@ -57,7 +58,9 @@ CUBE_OF: Mapping[Question, str] = {
 # cube and derive Question.attempts from it; until then it is not on the team surface.
 RELEASED_QUESTIONS = tuple(q for q in Question if q in CUBE_OF)
 _FILTERS_OF = {
-    "friction": {"platform", "tool"},
+    "friction": {"tool"},
+    "platforms": {"platform", "tool"},
+    "daily": {"platform"},
     "versions": {"version", "tool"},
     "context": {"tool"},
     "shapes": {"tool"},
@@ -155,7 +158,7 @@ def _top(cells: list[Cell], period: Period, limit: int) -> list[Row]:
 
 
 def _trends(cells: list[Cell], period: Period) -> list[Row]:
-    (ft,) = _idx("friction", "friction_type")
+    (ft,) = _idx("daily", "friction_type")
     daily: dict[str, dict[dt.date, int]] = defaultdict(lambda: defaultdict(int))
     for c in cells:
         daily[c.key[ft]][c.day] += c.n
@@ -175,7 +178,7 @@ def _trends(cells: list[Cell], period: Period) -> list[Row]:
 
 
 def _platforms(cells: list[Cell]) -> list[Row]:
-    groups = _sum(cells, _idx("friction", "platform", "tool"))
+    groups = _sum(cells, _idx("platforms", "platform", "tool"))
     totals: dict[str, int] = defaultdict(int)
     for (plat, _), n in groups.items():
         totals[plat] += n

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import functools
 import logging
 from collections.abc import Callable
 
@@ -21,10 +22,22 @@ import duckdb
 
 from collector._sql import load_sql
 from collector.db import Database
-from collector.releases.store import PrivacyParams, purge_releases, release_closed_days
+from collector.releases.store import (
+    PrivacyParams,
+    pending_releases,
+    purge_releases,
+    release_day,
+)
 from collector.telemetry import Telemetry
 
-__all__ = ["RetentionJob", "first_kept_day", "purge_expired", "reorder_closed_days"]
+__all__ = [
+    "RetentionJob",
+    "days_to_reorder",
+    "first_kept_day",
+    "purge_expired",
+    "reorder_closed_days",
+    "reorder_day",
+]
 
 log = logging.getLogger("collector")
 
@@ -43,45 +56,58 @@ def purge_expired(con: duckdb.DuckDBPyConnection, today: dt.date, retention_days
 
 
 def reorder_closed_days(con: duckdb.DuckDBPyConnection, today: dt.date) -> list[dt.date]:
-    """Rewrite each closed received day not yet rewritten in ``signal_id`` order; return which.
+    """Rewrite each closed received day not yet rewritten in ``signal_id`` order; return which."""
+    days = days_to_reorder(con, today)
+    for day in days:
+        reorder_day(con, day)
+    return days
 
-    Invariant: after this, the stored order (and rowid) of a closed day's rows is the order of
-    their random ids, independent of when each arrived. The open day keeps arrival order until
-    it closes; nothing exposes a row number.
-    """
-    days = con.execute(
+
+def days_to_reorder(con: duckdb.DuckDBPyConnection, today: dt.date) -> list[dt.date]:
+    rows = con.execute(
         "SELECT DISTINCT received_day FROM signals WHERE received_day < $1 "
         "EXCEPT SELECT day FROM reordered_days ORDER BY 1",
         [today],
     ).fetchall()
-    done: list[dt.date] = []
-    for (day,) in days:
-        con.execute("BEGIN TRANSACTION")
-        try:
-            con.execute(
-                "CREATE TEMP TABLE lmcp_reorder AS "
-                "SELECT * FROM signals WHERE received_day = $1 ORDER BY signal_id",
-                [day],
-            )
-            con.execute("DELETE FROM signals WHERE received_day = $1", [day])
-            con.execute("INSERT INTO signals SELECT * FROM lmcp_reorder ORDER BY signal_id")
-            con.execute("DROP TABLE lmcp_reorder")
-            con.execute("INSERT INTO reordered_days VALUES ($1)", [day])
-            con.execute("COMMIT")
-        except BaseException:
+    return [r[0] for r in rows]
+
+
+def reorder_day(con: duckdb.DuckDBPyConnection, day: dt.date) -> None:
+    """Rewrite one closed received day in ``signal_id`` order, once.
+
+    Invariant: afterwards the stored order (and rowid) of that day's rows is the order of their
+    random ids, independent of when each arrived. The open day keeps arrival order until it
+    closes; nothing exposes a row number.
+    """
+    con.execute("BEGIN TRANSACTION")
+    try:
+        done = con.execute("SELECT count(*) FROM reordered_days WHERE day = $1", [day]).fetchone()
+        if done and done[0]:
             con.execute("ROLLBACK")
-            raise
-        done.append(day)
-    return done
+            return
+        con.execute(
+            "CREATE TEMP TABLE lmcp_reorder AS "
+            "SELECT * FROM signals WHERE received_day = $1 ORDER BY signal_id",
+            [day],
+        )
+        con.execute("DELETE FROM signals WHERE received_day = $1", [day])
+        con.execute("INSERT INTO signals SELECT * FROM lmcp_reorder ORDER BY signal_id")
+        con.execute("DROP TABLE lmcp_reorder")
+        con.execute("INSERT INTO reordered_days VALUES ($1)", [day])
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
 
 
-def _closed_day_work(
-    con: duckdb.DuckDBPyConnection, today: dt.date, retention_days: int, params: PrivacyParams
-) -> int:
-    deleted = purge_expired(con, today, retention_days)
-    reorder_closed_days(con, today)
-    release_closed_days(con, today, params)
-    return deleted
+def _reorder(con: duckdb.DuckDBPyConnection, *, day: dt.date) -> None:
+    reorder_day(con, day)
+
+
+def _release(
+    con: duckdb.DuckDBPyConnection, *, cube: str, day: dt.date, params: PrivacyParams
+) -> bool:
+    return release_day(con, cube, day, params)
 
 
 class RetentionJob:
@@ -116,9 +142,14 @@ class RetentionJob:
 
     async def run_once(self) -> int:
         today = self._today()
-        deleted = await self._db.run(
-            lambda con: _closed_day_work(con, today, self._days, self._privacy)
-        )
+        # One unit of work per database call, so reads and readiness checks interleave.
+        deleted = await self._db.run(lambda con: purge_expired(con, today, self._days))
+        for day in await self._db.run(lambda con: days_to_reorder(con, today)):
+            await self._db.run(functools.partial(_reorder, day=day))
+        for cube, day in await self._db.run(lambda con: pending_releases(con, today)):
+            await self._db.run(
+                functools.partial(_release, cube=cube, day=day, params=self._privacy)
+            )
         self.runs += 1
         if deleted:
             self._telemetry.purged.add(deleted)

@@ -13,7 +13,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-__all__ = ["CUBES", "DEFAULT_SPLIT", "SHAPE_ARGS", "Bounds", "Cube", "Dim", "cube_sql"]
+__all__ = [
+    "CUBES",
+    "DEFAULT_SPLIT",
+    "SHAPE_ARGS",
+    "Bounds",
+    "Cube",
+    "Dim",
+    "cube_rows_sql",
+    "cube_sql",
+]
 
 #: At most this many argument shapes of one signal count in the shapes cube (in stored order):
 #: it bounds what one signal adds there (the schema allows 32).
@@ -77,10 +86,25 @@ CUBES: Mapping[str, Cube] = {
         # installation adds at most 1 to at most C cells.
         Cube(
             "friction",
-            (_TOOL, _CLASS, Dim("friction_type", _v("friction_type")),
-             Dim("platform", _v("client_platform"))),
+            (_TOOL, _CLASS, Dim("friction_type", _v("friction_type"))),
             per_signal_cells=1,
             linf_of_cap="1",
+        ),
+        # One cell per signal; all C signals of a day may share one cell.
+        Cube(
+            "platforms",
+            (Dim("platform", _v("client_platform")), _TOOL),
+            per_signal_cells=1,
+            linf_of_cap="cap",
+        ),
+        # The day's shape: one cell per signal; all C signals of a day may share one cell. Few
+        # cells, so trends keep their mass (a marginal of ``friction`` would lose the cells
+        # below its threshold).
+        Cube(
+            "daily",
+            (Dim("friction_type", _v("friction_type")), Dim("platform", _v("client_platform"))),
+            per_signal_cells=1,
+            linf_of_cap="cap",
         ),
         # One cell per signal; (tool, error class) repeats across at most 5 friction types.
         Cube(
@@ -105,8 +129,8 @@ CUBES: Mapping[str, Cube] = {
              Dim("size", f"coalesce({_v('a.size')}, '-')")),
             per_signal_cells=SHAPE_ARGS,
             linf_of_cap="cap",
-            source=f"(SELECT tool_attempted, unnest(list_slice(args, 1, {SHAPE_ARGS})) AS a "
-            "FROM signals WHERE received_day = $day)",
+            source=f"(SELECT signal_id, tool_attempted, unnest(list_slice(args, 1, {SHAPE_ARGS})) "
+            "AS a FROM signals WHERE received_day = $day)",
         ),
         # Two cells per signal at most: the 2-call and the 3-call pattern ending in its failure.
         Cube(
@@ -115,10 +139,10 @@ CUBES: Mapping[str, Cube] = {
              Dim("prev1_tool", "p1t"), Dim("prev1_outcome", "p1o"), _TOOL, _CLASS),
             per_signal_cells=2,
             linf_of_cap="cap",
-            source="(SELECT '2' AS calls, '-' AS p2t, '-' AS p2o, "
+            source="(SELECT signal_id, '2' AS calls, '-' AS p2t, '-' AS p2o, "
             f"{_v('prev1_tool')} AS p1t, {_v('prev1_outcome')} AS p1o, tool_attempted, "
             "error_class FROM signals WHERE received_day = $day AND prev1_tool IS NOT NULL "
-            "UNION ALL SELECT '3', "
+            "UNION ALL SELECT signal_id, '3', "
             f"{_v('prev2_tool')}, {_v('prev2_outcome')}, {_v('prev1_tool')}, "
             f"{_v('prev1_outcome')}, tool_attempted, error_class FROM signals "
             "WHERE received_day = $day AND prev1_tool IS NOT NULL AND prev2_tool IS NOT NULL)",
@@ -128,16 +152,24 @@ CUBES: Mapping[str, Cube] = {
 
 #: The default share of the daily epsilon each cube spends (they sum to 1).
 DEFAULT_SPLIT: Mapping[str, float] = {
-    "friction": 0.4,
+    "friction": 0.3,
+    "platforms": 0.1,
+    "daily": 0.1,
     "versions": 0.15,
     "context": 0.15,
-    "shapes": 0.15,
+    "shapes": 0.05,
     "ring": 0.15,
 }
 
 
 def cube_sql(cube: Cube) -> str:
     """The exact counts of one received day's cells (``$day`` bound), one row per cell."""
-    keys = ", ".join(d.sql for d in cube.dims)
+    return f"SELECT * EXCLUDE (signal_id), count(*) AS n FROM ({cube_rows_sql(cube)}) GROUP BY ALL"
+
+
+def cube_rows_sql(cube: Cube) -> str:
+    """One row per (signal, cell) of one received day: the cell's key values and the signal's
+    id (for measuring, e.g. how many installations a cell rests on)."""
+    keys = ", ".join(f"{d.sql} AS {d.name}" for d in cube.dims)
     where = "received_day = $day" if cube.source == "signals" else "TRUE"
-    return f"SELECT {keys}, count(*) AS n FROM {cube.source} WHERE {where} GROUP BY ALL"
+    return f"SELECT {keys}, signal_id FROM {cube.source} WHERE {where}"

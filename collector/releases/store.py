@@ -26,6 +26,7 @@ __all__ = [
     "Cell",
     "PrivacyParams",
     "params_from_settings",
+    "pending_releases",
     "purge_releases",
     "read_cells",
     "release_closed_days",
@@ -118,17 +119,28 @@ def release_closed_days(
     cubes: Iterable[str] = tuple(CUBES),
 ) -> list[tuple[str, dt.date]]:
     """Release every cube for every closed received day not yet released; return which."""
-    done: list[tuple[str, dt.date]] = []
-    for name in cubes:
-        days = con.execute(
-            "SELECT DISTINCT received_day FROM signals WHERE received_day < $1 "
-            "EXCEPT SELECT day FROM release_days WHERE cube = $2 ORDER BY 1",
-            [today, name],
+    return [
+        (name, day)
+        for name, day in pending_releases(con, today, cubes)
+        if release_day(con, name, day, params)
+    ]
+
+
+def pending_releases(
+    con: duckdb.DuckDBPyConnection, today: dt.date, cubes: Iterable[str] = tuple(CUBES)
+) -> list[tuple[str, dt.date]]:
+    """The (cube, closed received day) pairs holding signals and not yet released."""
+    out: list[tuple[str, dt.date]] = []
+    days = [
+        r[0]
+        for r in con.execute(
+            "SELECT DISTINCT received_day FROM signals WHERE received_day < $1 ORDER BY 1", [today]
         ).fetchall()
-        for (day,) in days:
-            if release_day(con, name, day, params):
-                done.append((name, day))
-    return done
+    ]
+    done = set(con.execute("SELECT cube, day FROM release_days").fetchall())
+    for name in cubes:
+        out += [(name, day) for day in days if (name, day) not in done]
+    return out
 
 
 def read_cells(

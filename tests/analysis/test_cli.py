@@ -38,11 +38,12 @@ def test_every_question_prints_an_exact_table_for_the_steward(
 def test_json_output_is_the_api_answer(synth_path: Path) -> None:
     result = runner.invoke(
         app,
-        ["top", "--db", str(synth_path), "--json", "--platform", "linux"],
+        ["platforms", "--db", str(synth_path), "--json", "--platform", "linux"],
     )
     assert result.exit_code == 0, result.output
     with duckdb.connect(str(synth_path), read_only=True) as con:
-        local = ask_released(con, Question.top, Filters.parse({"platform": "linux"}), limit=20)
+        filters = Filters.parse({"platform": "linux"})
+        local = ask_released(con, Question.platforms, filters, limit=20)
     assert analysis.answer_from_json(json.loads(result.output)) == local
     assert local.rows and local.source == "released"
 
