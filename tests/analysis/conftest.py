@@ -110,12 +110,16 @@ SYNTH_SIGNALS = 200_000
 #: A large epsilon so a small synthetic file releases something in every view (the tests of
 #: the plumbing); the privacy tests use the defaults.
 TEST_EPSILON = 20.0
+#: ... spent mostly where a small file has least (argument shapes).
+TEST_SPLIT = {"friction": 0.2, "platforms": 0.1, "daily": 0.1, "versions": 0.1, "context": 0.1,
+              "shapes": 0.3, "ring": 0.1}  # fmt: skip
 
 
 @pytest.fixture(scope="session")
 def synth_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A synthetic DuckDB file (200,000 signals over the 90 days up to ``SYNTH_END``) whose
-    closed days are released (at ``TEST_EPSILON``), as a collector would have stored them."""
+    closed days are released (at ``TEST_EPSILON``, ``TEST_SPLIT``), as a collector would have
+    stored them."""
     from analysis import synthesize
     from collector.releases.store import PrivacyParams, release_closed_days
 
@@ -123,7 +127,8 @@ def synth_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert synthesize(path, SYNTH_SIGNALS, end_day=SYNTH_END) == SYNTH_SIGNALS
     with duckdb.connect(str(path)) as con:
         today = SYNTH_END + dt.timedelta(days=2)
-        release_closed_days(con, today, PrivacyParams(epsilon_per_day=TEST_EPSILON))
+        params = PrivacyParams(epsilon_per_day=TEST_EPSILON, split=TEST_SPLIT)
+        release_closed_days(con, today, params)
     return path
 
 
@@ -155,6 +160,7 @@ def collector_url(tmp_path_factory: pytest.TempPathFactory, synth_path: Path) ->
         read_tokens=[SecretStr(TEAM_TOKEN)],
         steward_tokens=[StewardToken(label="test-steward", token=SecretStr(STEWARD_TOKEN))],
         release_epsilon_per_day=TEST_EPSILON,
+        release_split=TEST_SPLIT,
         triage_k=5,
         retention_days=36500,
         rate_limit_enabled=False,
