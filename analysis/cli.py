@@ -29,6 +29,7 @@ from analysis._remote import RemoteError, fetch_answer
 from analysis._rows import Row
 from analysis._synth import synthesize
 from analysis.report import answer_all, build_report, format_cell, write_pngs, write_report
+from collector.releases.store import DEFAULT_EPSILON
 
 __all__ = ["app", "answer_table"]
 
@@ -245,6 +246,25 @@ def report_command(
         written += write_pngs(answers, png_dir)
     for path in written:
         console.print(f"wrote [bold]{path}[/bold]", soft_wrap=True)
+
+
+@app.command("release")
+def release_command(
+    db: Annotated[Path, typer.Option("--db", help="A DuckDB file with a signals table.")],
+    epsilon: Annotated[
+        float, typer.Option(min=0.01, max=20.0, help="Epsilon per installation per UTC day.")
+    ] = DEFAULT_EPSILON,
+) -> None:
+    """Release every closed day of a file not yet released, as the collector does (stored once,
+    never redrawn); then ``--db`` answers from them. Default split, cap and delta."""
+    from collector.releases.store import PrivacyParams, release_closed_days
+
+    if not db.is_file():
+        raise typer.BadParameter("--db: no file there")
+    today = dt.datetime.now(dt.UTC).date()
+    with duckdb.connect(str(db)) as con:
+        done = release_closed_days(con, today, PrivacyParams(epsilon_per_day=epsilon))
+    console.print(f"released {len(done):,} (cube, day) pairs in {db}", soft_wrap=True)
 
 
 @app.command("synth")
