@@ -152,3 +152,17 @@ def test_a_steward_parquet_export_answers_the_same_exact_figures(
     with duckdb.connect(str(synth_path), read_only=True) as con:
         local = analysis.shapes(con, limit=1000)
     assert analysis.answer_from_json(json.loads(result.output)) == local
+
+
+def test_release_is_idempotent_and_answers_do_not_change(tmp_path: Path) -> None:
+    path = tmp_path / "r.duckdb"
+    made = runner.invoke(
+        app, ["synth", "--signals", "3000", "--db", str(path), "--end-day", "2026-01-31"]
+    )
+    assert made.exit_code == 0, made.output
+    first = runner.invoke(app, ["release", "--db", str(path), "--epsilon", "20"])
+    assert first.exit_code == 0 and "released 0 " not in first.output, first.output
+    before = runner.invoke(app, ["intents", "--db", str(path), "--json"]).output
+    again = runner.invoke(app, ["release", "--db", str(path), "--epsilon", "20"])
+    assert "released 0 (cube, day) pairs" in again.output
+    assert runner.invoke(app, ["intents", "--db", str(path), "--json"]).output == before
