@@ -97,3 +97,23 @@ def test_a_local_copy_answers_with_releases_unless_the_steward_asks_exact(tmp_pa
     assert '"rows": []' in released.output
     exact = runner.invoke(analysis_cli, [*args, "--exact"])
     assert exact.exit_code == 0 and '"recipe_export"' in exact.output
+
+
+def test_a_steward_read_that_cannot_be_audited_is_refused(tmp_path: Path) -> None:
+    import asyncio
+
+    import pytest
+
+    from collector.db import Database
+    from collector.errors import ProblemError
+    from collector.roles import Steward, audit_read
+
+    db = Database(tmp_path / "signals.duckdb")
+    db.open()
+    try:
+        db.run_sync(lambda con: con.execute("DROP TABLE steward_audit"))
+        with pytest.raises(ProblemError) as refused:
+            asyncio.run(audit_read(db, Steward("alice-steward"), "/v1/signals/count", {}))
+        assert refused.value.status == 503
+    finally:
+        db.close()

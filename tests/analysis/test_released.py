@@ -70,3 +70,20 @@ def test_period_answers_are_sums_of_stored_cells_and_add_up(
         assert _top(con, 0, 9) == whole, "asked again: the same numbers"
     finally:
         con.close()
+
+
+def test_released_cells_leave_with_the_retention_window(tmp_path: object) -> None:
+    from collector.retention import purge_expired
+
+    con = _store([(0, ("read_note", "not_found", "cannot_complete"), 500),
+                  (9, ("read_note", "not_found", "cannot_complete"), 700)])  # fmt: skip
+    try:
+        purge_expired(con, D0 + dt.timedelta(days=15), retention_days=10)  # keeps day 5 on
+        left = con.execute("SELECT day FROM release_cells UNION ALL SELECT day FROM release_days")
+        assert {r[0] for r in left.fetchall()} >= {D0 + dt.timedelta(days=9)}
+        gone = con.execute(
+            "SELECT count(*) FROM release_cells WHERE day < $1", [D0 + dt.timedelta(days=5)]
+        )
+        assert gone.fetchone() == (0,)
+    finally:
+        con.close()
