@@ -1,10 +1,12 @@
 """Triage of the collected friction signals, for the LMCP team.
 
-One ``.sql`` file per question (``analysis/queries/``), parameters bound, the privacy threshold
-``k`` applied inside the SQL; a typed API over them (``top``, ``trends``, ... or ``ask``); the
-CLI (``lmcp analysis``, in ``analysis.cli``); the offline HTML/Markdown report
-(``analysis.report``); and the dashboard and ``/v1/triage`` routes the collector mounts
-(``analysis.web``).
+The team's answers are post-processing of the collector's differentially private releases
+(``ask_released``, over the cells ``collector.releases`` stores per closed day). The exact
+questions -- one ``.sql`` file per question (``analysis/queries/``), parameters bound, the
+threshold ``k`` applied inside the SQL, with a typed API (``top``, ``trends``, ... or ``ask``)
+-- are the steward's view of a raw file. Also: the CLI (``lmcp analysis``, in
+``analysis.cli``); the offline HTML/Markdown report (``analysis.report``); and the dashboard and
+``/v1/triage`` routes the collector mounts (``analysis.web``).
 """
 
 from analysis._api import (
@@ -30,6 +32,7 @@ from analysis._questions import (
     answer_from_json,
     ask,
 )
+from analysis._released import RELEASED_QUESTIONS, ask_released
 from analysis._rows import (
     AppRow,
     AttemptRow,
@@ -49,6 +52,7 @@ __all__ = [
     "DEFAULT_K",
     "DEFAULT_LIMIT",
     "QUESTIONS",
+    "RELEASED_QUESTIONS",
     "Answer",
     "AppRow",
     "AttemptRow",
@@ -69,6 +73,7 @@ __all__ = [
     "answer_from_json",
     "apps",
     "ask",
+    "ask_released",
     "attempts",
     "intents",
     "open_db",

@@ -15,8 +15,9 @@ from urllib.parse import urlencode
 import duckdb
 
 from analysis._charts import chart_svg
-from analysis._filters import Filters, Period
-from analysis._questions import QUESTIONS, Answer, Question, ask, last_day, run_sql
+from analysis._filters import FilterError, Filters, Period
+from analysis._questions import QUESTIONS, Answer, Question
+from analysis._released import ask_released, last_released_day, released_versions
 from analysis._rows import Row, TopRow
 from analysis.report import table_html
 from contract.schema import Platform, ToolName
@@ -40,7 +41,6 @@ OVERVIEW = (
     Question.platforms,
     Question.apps,
     Question.intents,
-    Question.attempts,
 )
 TOOL_VIEW = (
     Question.top,
@@ -60,43 +60,41 @@ HALF_CHART = 400
 
 @dataclass(frozen=True, slots=True)
 class View:
-    """Everything one dashboard page shows (already k-suppressed)."""
+    """Everything one dashboard page shows (post-processing of released cells only)."""
 
     period: Period
-    k: int
     filters: Filters
     answers: tuple[Answer[Row], ...]
-    #: Versions with at least k signals in the period, for the filter.
+    #: Versions with a released cell in the period, for the filter.
     versions: tuple[str, ...]
     tool: ToolName | None = None
-
-
-def _versions(con: duckdb.DuckDBPyConnection, period: Period, k: int) -> tuple[str, ...]:
-    _, rows = run_sql(con, "versions", {"start": period.start, "end": period.end, "k": k})
-    return tuple(str(r[0]) for r in rows)
 
 
 def _view(
     con: duckdb.DuckDBPyConnection,
     filters: Filters,
-    k: int,
     questions: Sequence[Question],
     tool: ToolName | None,
 ) -> View:
-    period = filters.resolve(last_day(con))
-    answers = tuple(ask(con, q, filters, k=k, period=period, limit=15) for q in questions)
-    return View(period, k, filters, answers, _versions(con, period, k), tool)
+    period = filters.resolve(last_released_day(con))
+    answers: list[Answer[Row]] = []
+    for q in questions:
+        try:  # a question whose release cannot take a set filter is left out of the page
+            answers.append(ask_released(con, q, filters, period=period, limit=15))
+        except FilterError:
+            continue
+    return View(period, filters, tuple(answers), released_versions(con, period), tool)
 
 
-def overview_answers(con: duckdb.DuckDBPyConnection, filters: Filters, k: int) -> View:
+def overview_answers(con: duckdb.DuckDBPyConnection, filters: Filters) -> View:
     """The data of the first view (run on the database thread)."""
-    return _view(con, filters, k, OVERVIEW, None)
+    return _view(con, filters, OVERVIEW, None)
 
 
-def tool_answers(con: duckdb.DuckDBPyConnection, tool: ToolName, filters: Filters, k: int) -> View:
+def tool_answers(con: duckdb.DuckDBPyConnection, tool: ToolName, filters: Filters) -> View:
     """The data of one tool's drill-down."""
     scoped = Filters(filters.start, filters.end, filters.platform, filters.version, tool)
-    return _view(con, scoped, k, TOOL_VIEW, tool)
+    return _view(con, scoped, TOOL_VIEW, tool)
 
 
 def _e(text: object) -> str:
@@ -183,7 +181,7 @@ def _kpis(view: View) -> str:
     if trends is not None:
         total = sum(r.n for r in trends.rows if getattr(r, "series", "") == "all")
         spikes = sum(1 for r in trends.rows if getattr(r, "spike", False))
-        tiles += [("signals shown", f"{total:,}"), ("spike days", str(spikes))]
+        tiles += [("signals released", f"{total:,}"), ("spike days", str(spikes))]
     top = by_q.get(Question.top)
     if top is not None and top.rows:
         first = top.rows[0]
@@ -208,7 +206,7 @@ def _card(answer: Answer[Row], svg: str | None, query: str, title: str | None = 
     chart = (
         f'<div class="chart" id="chart-{name}">{svg}</div>'
         if svg is not None
-        else f'<p class="empty">No group reaches {answer.k} signals.</p>'
+        else f'<p class="empty">{_e(answer.empty_text)}</p>'
     )
     table = _tool_links(answer, query) if answer.rows else ""
     wide = " wide" if answer.question in _WIDE else ""
@@ -231,7 +229,7 @@ def view_page(view: View, svgs: Sequence[str | None]) -> str:
         crumbs = f'<a href="/dashboard{_e(query)}" id="back">\u2190 overview</a>'
     described = (
         f"{view.period.start.isoformat()} to {view.period.end.isoformat()} \u00b7 "
-        f"groups of fewer than {view.k} signals hidden"
+        "differentially private daily releases: rare groups are not shown"
     )
     titles = {Question.top: "Error classes"} if view.tool is not None else {}
     cards = "".join(

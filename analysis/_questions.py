@@ -148,19 +148,38 @@ QUESTIONS: Mapping[Question, QuestionSpec] = {
 
 @dataclass(frozen=True, slots=True)
 class Answer(Generic[R]):
-    """A question's answer: the resolved period, the threshold used, and the shown rows."""
+    """A question's answer: the resolved period, where its figures come from, and the rows.
+
+    ``source`` is ``released`` (post-processing of differentially private releases: the team
+    role; ``k`` is None) or ``exact`` (raw rows with a k threshold: the steward role).
+    """
 
     question: Question
     period: Period
-    k: int
+    k: int | None
     filters: Filters
     rows: tuple[R, ...] = field(default=())
+    source: str = "exact"
+
+    @property
+    def provenance(self) -> str:
+        """Where the figures come from, in a few words."""
+        if self.source == "released":
+            return "differentially private daily releases"
+        return f"exact, groups of fewer than {self.k} signals suppressed"
+
+    @property
+    def empty_text(self) -> str:
+        if self.source == "released":
+            return "No released cell in this period."
+        return f"No group reaches {self.k} signals."
 
     def to_json(self) -> dict[str, Any]:
         return {
             "question": self.question.value,
             "title": QUESTIONS[self.question].title,
             "period": {"start": self.period.start.isoformat(), "end": self.period.end.isoformat()},
+            "source": self.source,
             "k": self.k,
             "filters": self.filters.as_strings(),
             "rows": [row_to_json(row) for row in self.rows],
@@ -175,9 +194,10 @@ def answer_from_json(doc: Mapping[str, Any]) -> Answer[Row]:
     return Answer(
         question=question,
         period=Period(dt.date.fromisoformat(period["start"]), dt.date.fromisoformat(period["end"])),
-        k=int(doc["k"]),
+        k=None if doc.get("k") is None else int(doc["k"]),
         filters=Filters.parse(doc.get("filters", {})),
         rows=tuple(row_from_json(row_type, row) for row in doc["rows"]),
+        source=str(doc.get("source", "exact")),
     )
 
 

@@ -28,15 +28,12 @@ def fetch_answer(
     question: Question,
     filters: Filters | None = None,
     *,
-    k: int | None = None,
     limit: int | None = None,
     transport: httpx.BaseTransport | None = None,
     timeout: float = 30.0,
 ) -> Answer[Row]:
-    """One question's answer from a collector (the server applies its own k at least)."""
+    """One question's answer from a collector: post-processing of its released cells."""
     params: dict[str, Any] = dict((filters or Filters()).as_strings())
-    if k is not None:
-        params["k"] = k
     if limit is not None:
         params["limit"] = limit
     url = f"{base_url.rstrip('/')}/v1/triage/{question.value}"

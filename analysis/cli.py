@@ -1,8 +1,9 @@
 """``lmcp analysis``: the triage questions as rich tables, the report, and synthetic data.
 
-Every question reads either an exported copy (``--db``, a DuckDB file) or a running collector
-(``--url`` plus a team token from ``--token`` or ``LMCP_TEAM_TOKEN``). The token is never
-printed.
+Every question reads either a running collector (``--url`` plus a team token from ``--token``
+or ``LMCP_TEAM_TOKEN``: the released figures, the team's view) or a DuckDB file (``--db``: the
+releases stored in it; with ``--exact``, exact figures from its raw rows, which is the steward's
+view of a file only a steward or the operator holds). The token is never printed.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Annotated
 
+import duckdb
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
@@ -22,10 +24,12 @@ from rich.table import Table
 from analysis._api import open_db
 from analysis._filters import FilterError, Filters
 from analysis._questions import DEFAULT_K, DEFAULT_LIMIT, QUESTIONS, Answer, Question, ask
+from analysis._released import RELEASED_QUESTIONS, NotReleased, ask_released
 from analysis._remote import RemoteError, fetch_answer
 from analysis._rows import Row
 from analysis._synth import synthesize
 from analysis.report import answer_all, build_report, format_cell, write_pngs, write_report
+from collector.releases.store import DEFAULT_EPSILON
 
 __all__ = ["app", "answer_table"]
 
@@ -56,7 +60,11 @@ EndOpt = Annotated[str | None, typer.Option(help="Last day (default: the last da
 PlatformOpt = Annotated[str | None, typer.Option(help="macos, windows or linux.")]
 VersionOpt = Annotated[str | None, typer.Option("--version", help="1, 1.4 or 1.4.2.")]
 ToolOpt = Annotated[str | None, typer.Option(help="A catalogue tool name.")]
-KOpt = Annotated[int, typer.Option("--k", min=2, help="Hide groups smaller than this.")]
+KOpt = Annotated[int, typer.Option("--k", min=2, help="With --exact: hide groups smaller.")]
+ExactOpt = Annotated[
+    bool,
+    typer.Option("--exact", help="With --db: exact figures from raw rows (steward's view)."),
+]
 LimitOpt = Annotated[int, typer.Option(min=1, max=1000, help="Most rows (where it applies).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 
@@ -90,7 +98,7 @@ def answer_table(answer: Answer[Row], *, max_rows: int | None = None) -> Table:
     spec = QUESTIONS[answer.question]
     period = f"{answer.period.start} .. {answer.period.end}"
     table = Table(
-        title=f"{spec.title}  [dim]{period}, k={answer.k}[/dim]",
+        title=f"{spec.title}  [dim]{period}, {answer.provenance}[/dim]",
         title_justify="left",
         header_style="bold cyan",
     )
@@ -103,7 +111,7 @@ def answer_table(answer: Answer[Row], *, max_rows: int | None = None) -> Table:
     for row in rows:
         table.add_row(*(_fmt(getattr(row, n)) for n in names))
     if not answer.rows:
-        table.caption = f"No group reaches {answer.k} signals."
+        table.caption = answer.empty_text
     elif max_rows is not None and len(answer.rows) > max_rows:
         table.caption = f"{len(answer.rows) - max_rows} more rows."
     return table
@@ -118,23 +126,34 @@ def _answer(
     filters: Filters,
     k: int,
     limit: int,
+    exact: bool = False,
 ) -> Answer[Row]:
     if (db is None) == (url is None):
         raise typer.BadParameter("give exactly one of --db and --url")
+    if exact and db is None:
+        raise typer.BadParameter("--exact needs --db (a collector answers with releases only)")
     if db is not None:
         try:
             con = open_db(db)
         except FileNotFoundError:
             raise typer.BadParameter("--db: no file there") from None
         try:
-            return ask(con, question, filters, k=k, limit=limit)
+            if exact:
+                return ask(con, question, filters, k=k, limit=limit)
+            return ask_released(con, question, filters, limit=limit)
+        except NotReleased:
+            raise typer.BadParameter("that question has no release; use --exact") from None
+        except FilterError as exc:
+            raise typer.BadParameter(str(exc)) from None
+        except duckdb.CatalogException:
+            raise typer.BadParameter("--db: no releases in that file; use --exact") from None
         finally:
             con.close()
     if not token:
         raise typer.BadParameter("--url needs a team token (--token or LMCP_TEAM_TOKEN)")
     assert url is not None
     try:
-        return fetch_answer(url, token, question, filters, k=k, limit=limit)
+        return fetch_answer(url, token, question, filters, limit=limit)
     except RemoteError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(1) from None
@@ -153,9 +172,12 @@ def _command(question: Question) -> Callable[..., None]:
         k: KOpt = DEFAULT_K,
         limit: LimitOpt = DEFAULT_LIMIT,
         as_json: JsonOpt = False,
+        exact: ExactOpt = False,
     ) -> None:
         filters = _filters(start, end, platform, version, tool)
-        answer = _answer(question, db=db, url=url, token=token, filters=filters, k=k, limit=limit)
+        answer = _answer(
+            question, db=db, url=url, token=token, filters=filters, k=k, limit=limit, exact=exact
+        )
         if as_json:
             console.print_json(json.dumps(answer.to_json()))
         else:
@@ -187,6 +209,7 @@ def report_command(
     version: VersionOpt = None,
     tool: ToolOpt = None,
     k: KOpt = DEFAULT_K,
+    exact: ExactOpt = False,
 ) -> None:
     """Write the self-contained HTML triage report (offline: inline SVG charts, no script)."""
     filters = _filters(start, end, platform, version, tool)
@@ -196,20 +219,52 @@ def report_command(
         except FileNotFoundError:
             raise typer.BadParameter("--db: no file there") from None
         try:
-            answers = answer_all(con, filters, k=k)
+            answers = answer_all(con, filters, k=k, exact=exact)
+        except duckdb.CatalogException:
+            raise typer.BadParameter("--db: no releases in that file; use --exact") from None
         finally:
             con.close()
     else:
-        answers = [
-            _answer(q, db=db, url=url, token=token, filters=filters, k=k, limit=DEFAULT_LIMIT)
-            for q in Question
-        ]
+        answers = []
+        for q in RELEASED_QUESTIONS:
+            try:
+                answers.append(
+                    fetch_answer(str(url), str(token), q, filters, limit=DEFAULT_LIMIT)
+                    if url and token and db is None
+                    else _answer(q, db=db, url=url, token=token, filters=filters, k=k,
+                                 limit=DEFAULT_LIMIT)
+                )  # fmt: skip
+            except RemoteError as exc:
+                if exc.code != "invalid_filter":
+                    err.print(f"[red]error:[/red] {exc}")
+                    raise typer.Exit(1) from None
+    if not answers:
+        raise typer.BadParameter("no released question takes those filters")
     report = build_report(answers)
     written = write_report(report, out, markdown)
     if png_dir is not None:
         written += write_pngs(answers, png_dir)
     for path in written:
         console.print(f"wrote [bold]{path}[/bold]", soft_wrap=True)
+
+
+@app.command("release")
+def release_command(
+    db: Annotated[Path, typer.Option("--db", help="A DuckDB file with a signals table.")],
+    epsilon: Annotated[
+        float, typer.Option(min=0.01, max=20.0, help="Epsilon per installation per UTC day.")
+    ] = DEFAULT_EPSILON,
+) -> None:
+    """Release every closed day of a file not yet released, as the collector does (stored once,
+    never redrawn); then ``--db`` answers from them. Default split, cap and delta."""
+    from collector.releases.store import PrivacyParams, release_closed_days
+
+    if not db.is_file():
+        raise typer.BadParameter("--db: no file there")
+    today = dt.datetime.now(dt.UTC).date()
+    with duckdb.connect(str(db)) as con:
+        done = release_closed_days(con, today, PrivacyParams(epsilon_per_day=epsilon))
+    console.print(f"released {len(done):,} (cube, day) pairs in {db}", soft_wrap=True)
 
 
 @app.command("synth")

@@ -1,8 +1,10 @@
 """The triage report: one self-contained HTML page (and a Markdown twin) for every question.
 
 Offline by construction: charts are Vega-Lite rendered to SVG by vl-convert and inlined; the
-CSS is inline; there is no script and no external URL. Everything shown is already
-k-suppressed by the queries, and every value is an enum name, a number or a day.
+CSS is inline; there is no script and no external URL. By default every figure is
+post-processing of the stored differentially private releases (``analysis._released``); the
+exact view (a steward's, of a raw file they hold) is k-suppressed by its queries. Every value
+is an enum name, a number or a day.
 """
 
 from __future__ import annotations
@@ -16,8 +18,17 @@ from pathlib import Path
 import duckdb
 
 from analysis._charts import chart_png, chart_svg
-from analysis._filters import Filters
-from analysis._questions import DEFAULT_K, QUESTIONS, Answer, Question, ask, last_day
+from analysis._filters import FilterError, Filters
+from analysis._questions import (
+    DEFAULT_K,
+    DEFAULT_LIMIT,
+    QUESTIONS,
+    Answer,
+    Question,
+    ask,
+    last_day,
+)
+from analysis._released import RELEASED_QUESTIONS, ask_released, last_released_day
 from analysis._rows import Row
 from contract.days import utc_today
 
@@ -78,12 +89,25 @@ def answer_all(
     filters: Filters | None = None,
     *,
     k: int = DEFAULT_K,
-    questions: Sequence[Question] = tuple(Question),
+    questions: Sequence[Question] | None = None,
+    exact: bool = False,
+    limit: int = DEFAULT_LIMIT,
 ) -> list[Answer[Row]]:
-    """Every question's answer over one resolved period."""
+    """Every question's answer over one resolved period: from the stored releases (the team's
+    view; questions whose release cannot take a filter are left out), or ``exact`` from raw
+    rows with threshold ``k`` (the steward's view of a file they hold)."""
     filters = filters or Filters()
-    period = filters.resolve(last_day(con))
-    return [ask(con, q, filters, k=k, period=period) for q in questions]
+    if exact:
+        period = filters.resolve(last_day(con))
+        return [ask(con, q, filters, k=k, period=period) for q in questions or tuple(Question)]
+    period = filters.resolve(last_released_day(con))
+    out: list[Answer[Row]] = []
+    for q in questions or RELEASED_QUESTIONS:
+        try:
+            out.append(ask_released(con, q, filters, limit=limit, period=period))
+        except FilterError:
+            continue
+    return out
 
 
 def format_cell(value: object) -> str:
@@ -141,7 +165,7 @@ def _describe(answer: Answer[Row]) -> str:
     shown.pop("end", None)
     parts = [f"{answer.period.start.isoformat()} to {answer.period.end.isoformat()}"]
     parts += [f"{key} = {value}" for key, value in sorted(shown.items())]
-    parts.append(f"groups of fewer than {answer.k} signals suppressed")
+    parts.append(answer.provenance)
     return " \u00b7 ".join(parts)
 
 
@@ -170,7 +194,7 @@ def build_report(
         chart = (
             f'<div class="chart">{svg}</div>'
             if svg is not None
-            else f'<p class="empty">No group reaches {answer.k} signals.</p>'
+            else f'<p class="empty">{html.escape(answer.empty_text)}</p>'
         )
         table = table_html(answer) if answer.rows else ""
         sections.append(
@@ -188,7 +212,7 @@ def build_report(
         f"<header><h1>{html.escape(title)}</h1><p>{html.escape(described)}</p></header>"
         f"<nav>{''.join(nav)}</nav><main>{''.join(sections)}</main>"
         f"<footer>Generated {generated.isoformat()} from anonymous friction signals. "
-        "Every figure is an aggregate of at least k signals.</footer></body></html>\n"
+        f"Every figure: {html.escape(answers[0].provenance)}.</footer></body></html>\n"
     )
     return Report(html=page, markdown="\n".join(md) + "\n", charts=charts)
 
@@ -202,7 +226,7 @@ def _markdown_table(answer: Answer[Row], chart: str | None) -> list[str]:
     if chart is not None:
         out += [f"![{chart}](CHARTS/{chart}.svg)", ""]
     if not answer.rows:
-        return out + [f"_No group reaches {answer.k} signals._", ""]
+        return out + [f"_{answer.empty_text}_", ""]
     cols = _columns(answer)
     out.append("| " + " | ".join(cols) + " |")
     out.append("|" + "|".join("---" for _ in cols) + "|")

@@ -1,9 +1,13 @@
 """The triage routes the collector mounts (``build_router(settings, db)``).
 
-- ``GET /v1/triage`` lists the questions; ``GET /v1/triage/{question}`` answers one as JSON.
-  Both need a team bearer token (``service.auth.require_bearer`` over ``read_tokens``). Query
-  parameters: ``start``, ``end``, ``platform``, ``version``, ``tool`` (filters), ``k`` (at least the
-  collector's ``triage_k``; a smaller one is refused) and ``limit``.
+- ``GET /v1/triage`` lists the released questions and the privacy parameters;
+  ``GET /v1/triage/{question}`` answers one as JSON. Both need a team bearer token
+  (``service.auth.require_bearer`` over ``read_tokens``). Query parameters: ``start``,
+  ``end``, ``platform``, ``version``, ``tool`` (filters a question's release can take) and
+  ``limit``.
+- Every figure is post-processing of the differentially private daily releases the collector
+  stores (``analysis._released``); before answering, closed days not yet released are released
+  (once: ``collector.releases.store`` never redraws). No raw row and no exact count is read.
 - ``/dashboard``: a login form (``POST /dashboard/login``) sets an HttpOnly, SameSite=Strict
   session cookie (``analysis._session``); then the overview (``GET /dashboard``) and one page
   per tool (``GET /dashboard/tool/{tool}``), with the same filters as query parameters. Assets
@@ -16,6 +20,7 @@ in a worker thread.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from importlib import resources
 from typing import Annotated, Any
@@ -33,9 +38,12 @@ from analysis._dashboard import (
     view_page,
 )
 from analysis._filters import FilterError, Filters
-from analysis._questions import DEFAULT_LIMIT, QUESTIONS, Question, ask, last_day
+from analysis._questions import DEFAULT_LIMIT, QUESTIONS, Question
+from analysis._released import CUBE_OF, NotReleased, ask_released, last_released_day
 from analysis._session import COOKIE_NAME, SESSION_SECONDS, make_session, session_valid
+from collector.releases.store import params_from_settings, release_closed_days
 from collector.settings import CollectorSettings
+from contract.days import utc_today
 from contract.schema import ToolName
 from service.auth import require_bearer, token_matches
 from service.db import Database
@@ -85,8 +93,17 @@ def _int_param(params: Mapping[str, str], name: str, default: int, low: int, hig
 def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
     """The triage API and the dashboard, reading through ``db``."""
     router = APIRouter()
-    min_k = settings.triage_k
     require_team_token = require_bearer(settings.read_tokens)
+    params = params_from_settings(settings)
+    released_before: list[dt.date] = []
+
+    def ensure_released(con: Any) -> Any:
+        """Release the closed days not yet released (idempotent; at most once a day here)."""
+        today = utc_today()
+        if released_before != [today]:
+            release_closed_days(con, today, params)
+            released_before[:] = [today]
+        return con
 
     def secrets() -> list[str]:
         return [t.get_secret_value() for t in settings.read_tokens]
@@ -100,17 +117,25 @@ def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
     )
     async def list_questions() -> dict[str, Any]:
         return {
-            "k": min_k,
+            "privacy": {
+                "unit": "one installation over one UTC day",
+                "contribution_cap": params.cap,
+                "epsilon_per_day": params.epsilon_per_day,
+                "delta_per_day": params.delta_per_day,
+                "split": dict(params.split),
+                "thresholds": {c: params.calibration(c).threshold for c in params.split},
+            },
             "questions": [
-                {"name": q.value, "title": s.title, "summary": s.summary}
+                {"name": q.value, "title": s.title, "summary": s.summary, "cube": CUBE_OF[q]}
                 for q, s in QUESTIONS.items()
+                if q in CUBE_OF
             ],
         }
 
     @router.get(
         "/v1/triage/{question}",
         tags=["triage"],
-        summary="Answer one triage question (k-suppressed)",
+        summary="Answer one triage question from the released cells",
         dependencies=[Depends(require_team_token)],
     )
     async def triage(question: str, request: Request) -> dict[str, Any]:
@@ -120,20 +145,23 @@ def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
             raise ProblemError(
                 404, "unknown_question", "No triage question by that name."
             ) from None
-        params = dict(request.query_params)
-        filters = _filters(params, _FILTER_KEYS | {"k", "limit"})
-        k = _int_param(params, "k", min_k, 1, 1_000_000)
-        if k < min_k:
-            raise ProblemError(
-                422, "k_below_minimum", f"'k' must be at least the collector's minimum ({min_k})."
-            )
-        limit = _int_param(params, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
+        query = dict(request.query_params)
+        filters = _filters(query, _FILTER_KEYS | {"limit"})
+        limit = _int_param(query, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
 
         def run(con: Any) -> dict[str, Any]:
-            period = filters.resolve(last_day(con))
-            return ask(con, q, filters, k=k, limit=limit, period=period).to_json()
+            ensure_released(con)
+            period = filters.resolve(last_released_day(con))
+            return ask_released(con, q, filters, limit=limit, period=period).to_json()
 
-        return await db.run(run)
+        try:
+            return await db.run(run)
+        except NotReleased:
+            raise ProblemError(
+                404, "not_released", "That question has no release for the team role."
+            ) from None
+        except FilterError as exc:
+            raise ProblemError(422, "invalid_filter", str(exc)) from None
 
     # -- dashboard ----------------------------------------------------------------------
     def signed_in(request: Request) -> bool:
@@ -183,7 +211,7 @@ def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
         if not signed_in(request):
             return to_login()
         filters = _filters(dict(request.query_params), _FILTER_KEYS)
-        view = await db.run(lambda con: overview_answers(con, filters, min_k))
+        view = await db.run(lambda con: overview_answers(ensure_released(con), filters))
         return await render(view)
 
     @router.get("/dashboard/tool/{tool}", include_in_schema=False)
@@ -195,7 +223,7 @@ def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
         except ValueError:
             raise ProblemError(404, "unknown_tool", "No catalogue tool by that name.") from None
         filters = _filters(dict(request.query_params), _FILTER_KEYS - {"tool"})
-        view = await db.run(lambda con: tool_answers(con, name, filters, min_k))
+        view = await db.run(lambda con: tool_answers(ensure_released(con), name, filters))
         return await render(view)
 
     @router.get("/dashboard/static/{name}", include_in_schema=False)

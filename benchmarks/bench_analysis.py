@@ -92,14 +92,10 @@ def run() -> None:
                     row.append(verdict(s <= QUERY_TARGET_S) if n == SIZES[-1] else "")
                 query_rows.append(row)
             if n == SIZES[-1]:
-                data_s = _median_s(partial(overview_answers, con, Filters(), DEFAULT_K))
-                data_full_s = _median_s(
-                    partial(overview_answers, con, Filters(start=full.start), DEFAULT_K)
-                )
-                drill_s = _median_s(
-                    partial(tool_answers, con, ToolName.read_note, Filters(), DEFAULT_K)
-                )
-                view = overview_answers(con, Filters(), DEFAULT_K)
+                data_s = _median_s(partial(overview_answers, con, Filters()))
+                data_full_s = _median_s(partial(overview_answers, con, Filters(start=full.start)))
+                drill_s = _median_s(partial(tool_answers, con, ToolName.read_note, Filters()))
+                view = overview_answers(con, Filters())
                 svg_s = _median_s(partial(_render_uncached, view), runs=3)
                 first_view.append(
                     [f"{n:,}", f"{data_s * 1000:.0f} ms", verdict(data_s <= FIRST_VIEW_TARGET_S),

@@ -1,184 +1,134 @@
-"""Re-identification risk: how many signals could single someone out, before and after k.
+"""Utility of the differentially private releases: how close what the team sees is to the truth.
 
-Over a realistic synthetic fleet (``analysis.synthesize``: Zipf-like tool popularity, version
-waves, app states consistent with error classes, ring patterns dominated by retries), for growing
-sets of quasi-identifiers -- the fields an observer could know about a person's session:
+For one UTC day of N synthetic signals (``analysis.synthesize``, every signal received that
+day), the day is released with the default privacy parameters (``collector.releases``) and
+every released view (``analysis._released``) is compared with the exact answer over the same
+raw rows (``analysis.ask`` with k = 1):
 
-- base: tool, client version, platform, app state (installed / running / permitted);
-- + the last two calls (the ring pattern the published views group by);
-- + the whole ring (up to ten tool+outcome pairs);
-- + argument shapes (name, type, size bucket of each argument);
-- + the UTC day;
+- top-10 overlap: how many of the exact ten largest groups are among the released ten;
+- median relative error: over the exact ten largest groups, |released - exact| / exact, where a
+  group the release dropped counts as 0 (an error of 100 %).
 
-it prints the share of signals whose combination is UNIQUE in the fleet and the share in a group
-smaller than k. That is the risk of the row-level data (the DuckDB file and the team's
-token-protected Parquet/CSV export). Then, for every PUBLISHED view -- each triage question, as
-served by ``/v1/triage``, the dashboard and the report, and a per-tool drill-down -- it checks
-every published count against k and prints the smallest one: after the threshold no published
-group is smaller than k, so no published figure singles anyone out.
+Each figure is the median of ``DRAWS`` independent releases. N runs over 10k and 100k signals a
+day, and 1M when ``LMCP_BENCH_PRIVACY_1M=1`` (it takes longer to synthesise).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import os
+import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
-from benchmarks._timing import table, verdict
+from benchmarks._timing import table
 
-__all__ = ["QI_SETS", "ViewCheck", "check_published_views", "equivalence_risk", "run"]
+__all__ = ["DAY", "Utility", "measure", "run", "sizes"]
 
-END_DAY = dt.date(2026, 11, 30)
-FLEETS = (20_000, 200_000)
-K = 5
-
-_BASE = (
-    "tool_attempted",
-    "client_version_major",
-    "client_version_minor",
-    "client_version_patch",
-    "client_platform",
-    "app_installed",
-    "app_running",
-    "app_permitted",
-)
-#: (label, columns): each set adds to the one before.
-QI_SETS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("tool+version+platform+app", _BASE),
-    ("+ last two calls", (*_BASE, "prev1_tool", "prev1_outcome", "prev2_tool", "prev2_outcome")),
-    ("+ whole ring", (*_BASE, "ring")),
-    ("+ arg shapes", (*_BASE, "ring", "args")),
-    ("+ day", (*_BASE, "ring", "args", "day")),
-)
-#: Every count a published row carries (RegressionRow.base_n, PlatformRow.platform_n, ...).
-_COUNT_FIELDS = ("n", "prev_n", "base_n", "platform_n", "tool_n")
+DAY = dt.date(2026, 11, 30)
+DRAWS = 3
+TOP = 10
+#: The fields of each row type that are counts or derived from counts (not the group's key).
+_NOT_KEY = {"n", "prev_n", "change", "change_pct", "share_pct", "platform_n", "tool_n",
+            "base_n", "base_share_pct", "baseline", "spike", "status", "first_day"}  # fmt: skip
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class Risk:
-    signals: int
-    classes: int
-    unique_share: float
-    below_k_share: float
-
-
-def equivalence_risk(
-    con: duckdb.DuckDBPyConnection, columns: Sequence[str], k: int, where: str = "TRUE"
-) -> Risk:
-    """Shares of signals alone in their class, and in a class smaller than ``k``."""
-    cols = ", ".join(columns)  # names from QI_SETS only, never user input
-    row = con.execute(
-        f"WITH g AS (SELECT count(*) AS n FROM signals WHERE {where} GROUP BY {cols}) "
-        "SELECT coalesce(sum(n), 0), count(*), "
-        "coalesce(sum(n) FILTER (WHERE n = 1), 0), coalesce(sum(n) FILTER (WHERE n < $k), 0) "
-        "FROM g",
-        {"k": k},
-    ).fetchone()
-    total, classes, unique, small = (int(x) for x in row) if row else (0, 0, 0, 0)
-    return Risk(total, classes, unique / total if total else 0.0, small / total if total else 0.0)
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class ViewCheck:
+class Utility:
     view: str
-    rows: int
-    smallest: int | None
-    below_k: int
+    exact_groups: int
+    released_groups: int
+    overlap: int
+    top: int
+    median_rel_error: float
 
 
-def check_published_views(con: duckdb.DuckDBPyConnection, k: int) -> list[ViewCheck]:
-    """Every triage question (overall and for one tool): each published count against ``k``."""
-    from analysis import QUESTIONS, Filters, ask
-    from analysis._questions import last_day
-    from contract.schema import ToolName
+def sizes() -> tuple[int, ...]:
+    if os.environ.get("LMCP_BENCH_PRIVACY_1M") == "1":
+        return (10_000, 100_000, 1_000_000)
+    return (10_000, 100_000)
 
-    checks: list[ViewCheck] = []
-    scopes = [("", Filters()), (" (tool=send_email)", Filters(tool=ToolName.send_email))]
-    for suffix, filters in scopes:
-        period = filters.resolve(last_day(con))
-        for question in QUESTIONS:
-            answer = ask(con, question, filters, k=k, period=period)
-            # A count of 0 (e.g. a regression's empty base period) is an absence, not a group.
-            counts = [
-                value
-                for row in answer.rows
-                for name in _COUNT_FIELDS
-                if isinstance(value := getattr(row, name, None), int) and value > 0
-            ]
-            checks.append(
-                ViewCheck(
-                    f"{question.value}{suffix}",
-                    len(answer.rows),
-                    min(counts) if counts else None,
-                    sum(1 for n in counts if n < k),
-                )
+
+def _key(row: Any) -> tuple[object, ...]:
+    return tuple(getattr(row, f.name) for f in dataclasses.fields(row) if f.name not in _NOT_KEY)
+
+
+def _ranked(rows: tuple[object, ...]) -> dict[tuple[object, ...], int]:
+    out: dict[tuple[object, ...], int] = {}
+    for row in sorted(rows, key=lambda r: -int(getattr(r, "n"))):  # noqa: B009
+        out.setdefault(_key(row), int(getattr(row, "n")))  # noqa: B009
+    return out
+
+
+def _one_day(path: Path, signals: int) -> None:
+    from analysis import synthesize
+
+    synthesize(path, signals, end_day=DAY)
+    with duckdb.connect(str(path)) as con:
+        con.execute("UPDATE signals SET day = $1, received_day = $1", [DAY])
+        con.execute("CHECKPOINT")
+
+
+def measure(con: duckdb.DuckDBPyConnection) -> list[Utility]:
+    """One fresh release of ``DAY`` and every released view against its exact answer."""
+    from analysis import Filters, ask
+    from analysis._filters import Period
+    from analysis._released import RELEASED_QUESTIONS, ask_released
+    from collector.releases.store import PrivacyParams, release_closed_days
+
+    con.execute("DELETE FROM release_cells")
+    con.execute("DELETE FROM release_days")
+    release_closed_days(con, DAY + dt.timedelta(days=1), PrivacyParams())
+    period = Period(DAY, DAY)
+    out: list[Utility] = []
+    for q in RELEASED_QUESTIONS:
+        exact = _ranked(ask(con, q, Filters(), k=1, limit=100_000, period=period).rows)
+        released = _ranked(ask_released(con, q, Filters(), limit=100_000, period=period).rows)
+        top = list(exact)[:TOP]
+        if not top:
+            continue
+        overlap = len(set(top) & set(list(released)[:TOP]))
+        errors = [abs(released.get(k, 0) - exact[k]) / exact[k] for k in top]
+        out.append(
+            Utility(
+                q.value, len(exact), len(released), overlap, len(top), statistics.median(errors)
             )
-    return checks
-
-
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f} %"
+        )
+    return out
 
 
 def run() -> None:
-    from analysis import synthesize
-
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "fleet.duckdb"
-        done = 0
-        rows: list[list[object]] = []
-        views: list[ViewCheck] = []
-        busiest = ""
-        for fleet in FLEETS:
+    rows: list[list[object]] = []
+    for size in sizes():
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "day.duckdb"
             start = time.perf_counter()
-            synthesize(path, fleet - done, end_day=END_DAY)
-            done = fleet
-            build_s = time.perf_counter() - start
-            con = duckdb.connect(str(path), read_only=True)
-            try:
-                day = con.execute(
-                    "SELECT day FROM signals GROUP BY day ORDER BY count(*) DESC LIMIT 1"
-                ).fetchone()
-                busiest = f"day = DATE '{day[0].isoformat()}'" if day else "TRUE"
-                for label, columns in QI_SETS:
-                    risk = equivalence_risk(con, columns, K)
-                    rows.append(
-                        [f"{fleet:,}", label, f"{risk.classes:,}", _pct(risk.unique_share),
-                         _pct(risk.below_k_share)]
-                    )  # fmt: skip
-                one_day = equivalence_risk(con, QI_SETS[1][1], K, busiest)
-                rows.append(
-                    [f"{one_day.signals:,} (busiest day)", QI_SETS[1][0],
-                     f"{one_day.classes:,}", _pct(one_day.unique_share),
-                     _pct(one_day.below_k_share)]
-                )  # fmt: skip
-                if fleet == FLEETS[-1]:
-                    views = check_published_views(con, K)
-            finally:
-                con.close()
-            sys.stdout.write(f"fleet of {fleet:,} signals synthesised in {build_s:.1f} s\n")
-        table(
-            f"Row-level data (DuckDB file, team export): re-identification risk, k = {K}",
-            ["signals", "quasi-identifiers", "classes", "unique", f"in a class < {K}"],
-            rows,
-        )
-        table(
-            f"Published views (triage API, dashboard, report) over {FLEETS[-1]:,} signals, k = {K}",
-            ["view", "rows", "smallest count > 0", f"counts < {K}", "k applied"],
-            [
-                [
-                    v.view,
-                    v.rows,
-                    "-" if v.smallest is None else v.smallest,
-                    v.below_k,
-                    verdict(v.below_k == 0),
-                ]
-                for v in views
-            ],  # fmt: skip
-        )
+            _one_day(path, size)
+            build = time.perf_counter() - start
+            with duckdb.connect(str(path)) as con:
+                draws = [measure(con) for _ in range(DRAWS)]
+            sys.stdout.write(f"{size:,} signals in one day: synthesised in {build:.1f} s\n")
+        for i, first in enumerate(draws[0]):
+            same = [d[i] for d in draws]
+            rows.append(
+                [f"{size:,}", first.view, first.exact_groups,
+                 int(statistics.median(u.released_groups for u in same)),
+                 f"{statistics.median(u.overlap for u in same):.0f}/{first.top}",
+                 f"{100 * statistics.median(u.median_rel_error for u in same):.1f} %"]
+            )  # fmt: skip
+    from collector.releases.store import PrivacyParams
+
+    params = PrivacyParams()
+    table(
+        f"Released vs exact, one day, epsilon = {params.epsilon_per_day} per installation-day, "
+        f"C = {params.cap}, delta = {params.delta_per_day:g} (median of {DRAWS} draws)",
+        ["signals/day", "view", "exact groups", "released groups", f"top-{TOP} overlap",
+         "median rel. error (top)"],
+        rows,
+    )  # fmt: skip

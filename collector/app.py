@@ -28,13 +28,13 @@ from collector.db import signals_database
 from collector.ingest_routes import INGEST_PATH, IngestEndpoint, document_ingestion
 from collector.ratelimit import RateLimiter, RateLimitMiddleware
 from collector.read_routes import build_read_router
+from collector.releases.store import params_from_settings
 from collector.retention import RetentionJob
 from collector.settings import CollectorSettings
 from collector.store import DuckDBStore
 from collector.telemetry import RequestSpanMiddleware, Telemetry
 from collector.writer import GroupCommitWriter, SignalSink
 from contract.days import utc_today
-from service.auth import require_bearer
 from service.db import Database
 from service.errors import CatchAllMiddleware, ProblemError, install_error_handlers
 from service.serving import service_version, silence_access_log
@@ -120,6 +120,7 @@ def create_app(
             retention_days=settings.retention_days,
             interval_s=settings.retention_interval_s,
             today=today,
+            privacy=params_from_settings(settings),
         )
         retention.start()
         app.state.retention = retention
@@ -156,7 +157,7 @@ def create_app(
             raise ProblemError(503, "not_ready", "The database does not answer.") from None
         return {"status": "ready"}
 
-    app.include_router(build_read_router(db, require_bearer(settings.read_tokens)))
+    app.include_router(build_read_router(db))
     for build in routers:
         app.include_router(build(settings, db))
 

@@ -1,4 +1,8 @@
-"""The team's read API (bearer token): count and streamed export of the signals table.
+"""The steward's read API: exact count and streamed export of the signals table.
+
+Raw rows and exact counts belong to the steward role (``collector.roles``): off by default,
+every read audited (label, day, route, filter) before it is answered. The team role's tokens
+are refused here; the team reads differentially private releases (``/v1/triage``) only.
 
 Export streams Arrow record batches from a cursor (its own snapshot, so the writer keeps going)
 and encodes each as it comes: Parquet keeps the typed, nested columns; CSV turns ``args`` and
@@ -8,7 +12,7 @@ and encodes each as it comes: Parquet keeps the typed, nested columns; CSV turns
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
 
 import duckdb
@@ -20,6 +24,7 @@ from pydantic import BaseModel, ConfigDict
 from starlette.responses import StreamingResponse
 
 from collector.db import SQL_DIR
+from collector.roles import Steward, audit_read, require_steward
 from service.db import Database
 from service.sql import load_sql
 
@@ -106,14 +111,19 @@ async def _export(db: Database, fmt: str, since: dt.date | None) -> AsyncIterato
         await db.run(lambda _con: cursor.close())
 
 
-def build_read_router(db: Database, require_token: Callable[..., Awaitable[None]]) -> APIRouter:
-    """Count and export, behind ``require_token`` (the team's read tokens)."""
-    router = APIRouter(tags=["read"], dependencies=[Depends(require_token)])
+def build_read_router(db: Database) -> APIRouter:
+    router = APIRouter(tags=["steward"])
 
-    @router.get("/v1/signals/count", response_model=CountResult, summary="Count stored signals")
+    @router.get(
+        "/v1/signals/count",
+        response_model=CountResult,
+        summary="Count stored signals (steward role, audited)",
+    )
     async def count_signals(
+        steward: Annotated[Steward, Depends(require_steward)],
         since: Annotated[dt.date | None, Query(description=_SINCE)] = None,
     ) -> CountResult:
+        await audit_read(db, steward, "/v1/signals/count", {"since": since})
         row = await db.run(
             lambda con: con.execute(load_sql(SQL_DIR, "count_signals"), [since]).fetchone()
         )
@@ -121,14 +131,16 @@ def build_read_router(db: Database, require_token: Callable[..., Awaitable[None]
 
     @router.get(
         "/v1/signals/export",
-        summary="Export the signals table (streamed Parquet or CSV)",
+        summary="Export the signals table, streamed Parquet or CSV (steward role, audited)",
         response_class=StreamingResponse,
         responses={200: {"content": {_MEDIA["parquet"]: {}, "text/csv": {}}}},
     )
     async def export_signals(
+        steward: Annotated[Steward, Depends(require_steward)],
         format: Annotated[Literal["parquet", "csv"], Query(description="File format.")] = "parquet",
         since: Annotated[dt.date | None, Query(description=_SINCE)] = None,
     ) -> StreamingResponse:
+        await audit_read(db, steward, "/v1/signals/export", {"format": format, "since": since})
         filename = f"signals.{format}"
         return StreamingResponse(
             _export(db, format, since),

@@ -1,25 +1,44 @@
-"""Retention: signals older than the window are deleted, at start and then on a schedule.
+"""The retention job: at start and then on a schedule, for the closed days.
 
-A signal is older than the window when the day it carries OR the day it arrived is before
-``today - retention_days`` (a wrong client clock cannot keep a signal longer). Deleted rows are
-gone from queries at once and from the file at the next checkpoint.
+1. Signals older than the window are deleted: a signal is older when the day it carries OR the
+   day it arrived is before ``today - retention_days`` (a wrong client clock cannot keep a
+   signal longer); releases older than the window go too. Deleted rows are gone from queries at
+   once and from the file at the next checkpoint.
+2. Every closed received day (before today, UTC) is rewritten ONCE in ``signal_id`` order (a
+   random UUID4), so the stored order of its rows no longer reflects their arrival.
+3. Every closed received day is released (``collector.releases.store``): computed once, stored,
+   never redrawn.
 """
 
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import functools
 import logging
 from collections.abc import Callable
 
 import duckdb
 
 from collector.db import SQL_DIR
+from collector.releases.store import (
+    PrivacyParams,
+    pending_releases,
+    purge_releases,
+    release_day,
+)
 from collector.telemetry import Telemetry
 from service.db import Database
 from service.sql import load_sql
 
-__all__ = ["RetentionJob", "first_kept_day", "purge_expired"]
+__all__ = [
+    "RetentionJob",
+    "days_to_reorder",
+    "first_kept_day",
+    "purge_expired",
+    "reorder_closed_days",
+    "reorder_day",
+]
 
 log = logging.getLogger("collector")
 
@@ -31,14 +50,73 @@ def first_kept_day(today: dt.date, retention_days: int) -> dt.date:
 
 def purge_expired(con: duckdb.DuckDBPyConnection, today: dt.date, retention_days: int) -> int:
     """Delete the signals outside the window; return how many."""
-    row = con.execute(
-        load_sql(SQL_DIR, "purge_expired"), [first_kept_day(today, retention_days)]
-    ).fetchone()
+    first = first_kept_day(today, retention_days)
+    row = con.execute(load_sql(SQL_DIR, "purge_expired"), [first]).fetchone()
+    purge_releases(con, first)
     return int(row[0]) if row else 0
 
 
+def reorder_closed_days(con: duckdb.DuckDBPyConnection, today: dt.date) -> list[dt.date]:
+    """Rewrite each closed received day not yet rewritten in ``signal_id`` order; return which."""
+    days = days_to_reorder(con, today)
+    for day in days:
+        reorder_day(con, day)
+    return days
+
+
+def days_to_reorder(con: duckdb.DuckDBPyConnection, today: dt.date) -> list[dt.date]:
+    rows = con.execute(
+        "SELECT DISTINCT received_day FROM signals WHERE received_day < $1 "
+        "EXCEPT SELECT day FROM reordered_days ORDER BY 1",
+        [today],
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def reorder_day(con: duckdb.DuckDBPyConnection, day: dt.date) -> None:
+    """Rewrite one closed received day in ``signal_id`` order, once.
+
+    Invariant: afterwards the stored order (and rowid) of that day's rows is the order of their
+    random ids, independent of when each arrived. The open day keeps arrival order until it
+    closes; nothing exposes a row number.
+    """
+    con.execute("BEGIN TRANSACTION")
+    try:
+        done = con.execute("SELECT count(*) FROM reordered_days WHERE day = $1", [day]).fetchone()
+        if done and done[0]:
+            con.execute("ROLLBACK")
+            return
+        con.execute(
+            "CREATE TEMP TABLE lmcp_reorder AS "
+            "SELECT * FROM signals WHERE received_day = $1 ORDER BY signal_id",
+            [day],
+        )
+        con.execute("DELETE FROM signals WHERE received_day = $1", [day])
+        con.execute("INSERT INTO signals SELECT * FROM lmcp_reorder ORDER BY signal_id")
+        con.execute("DROP TABLE lmcp_reorder")
+        con.execute("INSERT INTO reordered_days VALUES ($1)", [day])
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+
+
+def _reorder(con: duckdb.DuckDBPyConnection, *, day: dt.date) -> None:
+    reorder_day(con, day)
+
+
+def _release(
+    con: duckdb.DuckDBPyConnection, *, cube: str, day: dt.date, params: PrivacyParams
+) -> bool:
+    return release_day(con, cube, day, params)
+
+
 class RetentionJob:
-    """Runs ``purge_expired`` once at start and every ``interval_s`` seconds after."""
+    """Runs the closed-day work once at start and every ``interval_s`` seconds after.
+
+    ``privacy``: the release parameters (``params_from_settings(settings)``; the defaults when
+    not given).
+    """
 
     def __init__(
         self,
@@ -48,12 +126,14 @@ class RetentionJob:
         retention_days: int,
         interval_s: float,
         today: Callable[[], dt.date],
+        privacy: PrivacyParams | None = None,
     ) -> None:
         self._db = db
         self._telemetry = telemetry
         self._days = retention_days
         self._interval = interval_s
         self._today = today
+        self._privacy = privacy or PrivacyParams()
         self._task: asyncio.Task[None] | None = None
         self.runs = 0
 
@@ -63,7 +143,14 @@ class RetentionJob:
 
     async def run_once(self) -> int:
         today = self._today()
+        # One unit of work per database call, so reads and readiness checks interleave.
         deleted = await self._db.run(lambda con: purge_expired(con, today, self._days))
+        for day in await self._db.run(lambda con: days_to_reorder(con, today)):
+            await self._db.run(functools.partial(_reorder, day=day))
+        for cube, day in await self._db.run(lambda con: pending_releases(con, today)):
+            await self._db.run(
+                functools.partial(_release, cube=cube, day=day, params=self._privacy)
+            )
         self.runs += 1
         if deleted:
             self._telemetry.purged.add(deleted)

@@ -11,10 +11,12 @@ from pathlib import Path
 from typing import Literal
 
 import platformdirs
-from pydantic import Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["CollectorSettings", "MIB", "default_db_path"]
+from collector.releases.cubes import DEFAULT_SPLIT
+
+__all__ = ["CollectorSettings", "MIB", "StewardToken", "default_db_path"]
 
 MIB = 1024 * 1024
 
@@ -22,6 +24,15 @@ MIB = 1024 * 1024
 def default_db_path() -> Path:
     """A DuckDB file in the platform's per-user data directory."""
     return platformdirs.user_data_path("lmcp-collector", appauthor=False) / "signals.duckdb"
+
+
+class StewardToken(BaseModel):
+    """A steward's bearer token and the label the audit log records for it (never the token)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    label: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]{0,39}$")
+    token: SecretStr = Field(min_length=16)
 
 
 class CollectorSettings(BaseSettings):
@@ -46,6 +57,38 @@ class CollectorSettings(BaseSettings):
     )
     triage_k: int = Field(
         default=5, ge=2, description="k-anonymity threshold: published groups smaller are hidden."
+    )
+
+    # -- the steward role and the releases (docs/privacy.md)
+    steward_tokens: list[StewardToken] = Field(
+        default_factory=list,
+        description="Steward bearer tokens with their audit labels: raw rows and exact counts, "
+        "every read audited. Empty (the default): every steward route refuses.",
+    )
+    release_epsilon_per_day: float = Field(
+        default=1.0,
+        gt=0.0,
+        le=20.0,
+        description="Differential privacy budget per installation per UTC day, split across "
+        "the released cubes.",
+    )
+    release_delta_per_day: float = Field(
+        default=1e-6,
+        gt=0.0,
+        lt=1e-3,
+        description="Chance per installation-day that partition selection releases a cell only "
+        "it made (split like epsilon).",
+    )
+    release_contribution_cap: int = Field(
+        default=10,
+        ge=1,
+        le=100,
+        description="Most signals one installation sends per UTC day (C, the client's bound): "
+        "the releases' sensitivity.",
+    )
+    release_split: dict[str, float] = Field(
+        default_factory=lambda: dict(DEFAULT_SPLIT),
+        description="Share of the daily epsilon and delta each released cube spends (sums to 1).",
     )
 
     # -- ingestion limits
@@ -117,3 +160,16 @@ class CollectorSettings(BaseSettings):
     otel_metric_interval_s: float = Field(
         default=60.0, gt=0.0, description="How often metrics are exported."
     )
+
+    @model_validator(mode="after")
+    def _split_names_every_cube(self) -> CollectorSettings:
+        if set(self.release_split) != set(DEFAULT_SPLIT) or any(
+            v <= 0 for v in self.release_split.values()
+        ):
+            raise ValueError("release_split must give every cube a positive share")
+        if abs(sum(self.release_split.values()) - 1.0) > 1e-9:
+            raise ValueError("release_split's shares must sum to 1")
+        labels = [t.label for t in self.steward_tokens]
+        if len(set(labels)) != len(labels):
+            raise ValueError("steward token labels must be distinct")
+        return self

@@ -8,6 +8,11 @@ to one app and are shut down with it.
 No span or metric attribute carries a signal's contents, an address, a user agent, a path with
 values in it, or a query string: spans name the method and the ROUTE TEMPLATE; the rejected
 counter carries the stable error code.
+
+The ingestion route has NO per-request span: a span's microsecond start time could be paired
+with the row the request stored, giving a "day-only" signal an arrival time. Ingestion is
+observed through aggregate counters and histograms only (accepted, duplicates, rejected, rows
+per flush).
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from service.serving import service_version
 
 __all__ = [
     "SERVICE_NAME",
+    "UNTRACED_PATHS",
     "RequestSpanMiddleware",
     "Telemetry",
     "build_resource",
@@ -172,15 +178,20 @@ def _metric_exporter(settings: CollectorSettings) -> MetricExporter:
     return OTLPMetricExporter(endpoint=None if endpoint is None else endpoint + "/v1/metrics")
 
 
+#: Routes without per-request spans (ingestion: its spans would time each stored signal).
+UNTRACED_PATHS = frozenset({"/v1/signals"})
+
+
 class RequestSpanMiddleware:
-    """One server span per HTTP request: method, route template, status. Nothing else."""
+    """One server span per HTTP request: method, route template, status. Nothing else.
+    Requests to ``UNTRACED_PATHS`` get no span at all."""
 
     def __init__(self, app: ASGIApp, tracer: trace.Tracer) -> None:
         self.app = app
         self.tracer = tracer
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or scope.get("path") in UNTRACED_PATHS:
             await self.app(scope, receive, send)
             return
         method = str(scope.get("method", ""))

@@ -388,7 +388,7 @@ def _example_rows(con: Any) -> dict[str, dict[str, Any]]:
     cursor = con.execute("SELECT * FROM signals")
     names = [d[0] for d in cursor.description]
     row = cursor.fetchone()
-    out = {"schema_migrations": _MIGRATION_EXAMPLE}
+    out = {"schema_migrations": _MIGRATION_EXAMPLE, **_RELEASE_EXAMPLES}
     if row:
         out["signals"] = dict(zip(names, row, strict=True))
     return out
@@ -400,9 +400,43 @@ _MIGRATION_EXAMPLE: dict[str, Any] = {
     "sha256": "9f2c…(64 hex digits)",
     "applied_day": "2026-11-30",
 }
+#: Fixed example rows of the release, order and audit tables (collector/releases, retention,
+#: collector/roles): written by the collector only, never by a client.
+_RELEASE_EXAMPLES: dict[str, dict[str, Any]] = {
+    "release_days": {
+        "cube": "friction",
+        "day": "2026-11-29",
+        "params": "epsilon=0.4 delta=3.84715e-07 scale=25 cap=10 l0=10 l1=10 linf=1",
+        "threshold": 410,
+        "cells": 37,
+    },
+    "release_cells": {
+        "cube": "friction",
+        "day": "2026-11-29",
+        "key": "read_note|not_found|cannot_complete|macos",
+        "n": 1288,
+    },
+    "reordered_days": {"day": "2026-11-29"},
+    "steward_audit": {
+        "read_day": "2026-11-30",
+        "label": "alice-steward",
+        "route": "/v1/signals/export",
+        "filter": "format=parquet&since=2026-11-01",
+    },
+}
 _COLUMN_VALUES = {
     ("schema_migrations", "name"): "a file name of collector/migrations/",
     ("schema_migrations", "sha256"): "64 hex digits",
+    ("release_days", "cube"): "friction, versions, context, shapes, ring",
+    ("release_days", "params"): "the calibration used (epsilon, delta, scale, cap, l0, l1, linf)",
+    ("release_days", "threshold"): "the release threshold tau (noisy counts below are dropped)",
+    ("release_days", "cells"): "how many cells the day released",
+    ("release_cells", "cube"): "friction, versions, context, shapes, ring",
+    ("release_cells", "key"): "the cell's enum labels, catalogue names or version, joined by |",
+    ("release_cells", "n"): "a noisy count at or above the threshold",
+    ("steward_audit", "label"): "a steward token's configured label (never the token)",
+    ("steward_audit", "route"): "a steward route template",
+    ("steward_audit", "filter"): "the validated parameters of the read",
 }
 
 
@@ -503,6 +537,10 @@ def _tables(
 _TABLE_SUMMARIES = {
     "signals": "One row per accepted signal; deleted after the retention window.",
     "schema_migrations": "Which migration files were applied (name, digest, UTC day).",
+    "release_days": "Which (cube, closed day) releases are stored, with their calibration.",
+    "release_cells": "Differentially private released cells: all the team role ever sees.",
+    "reordered_days": "Closed days rewritten in signal_id order (so no arrival order).",
+    "steward_audit": "Every steward read of raw rows or exact counts: who (label), day, what.",
     "skills": "Cloud Skills: a skill's scope and slug (authenticated content, not signals).",
     "skill_revisions": "Cloud Skills: immutable revisions written by an authenticated author.",
     "skill_components": "Cloud Skills: the files of a revision.",

@@ -35,10 +35,11 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 from pydantic import SecretStr
 
-from analysis import Question, open_db
+from analysis import open_db
+from analysis._released import RELEASED_QUESTIONS
 from analysis.report import answer_all, build_report
 from client.runtime import Runtime
-from collector.settings import CollectorSettings
+from collector.settings import CollectorSettings, StewardToken
 from contract.schema import ToolName
 from privacy_tests.audit.canaries import Canary, CanaryKind, canaries
 from privacy_tests.audit.logs import LogCapture, attach_everywhere
@@ -58,6 +59,7 @@ pytestmark = pytest.mark.slow  # every test here starts a process
 REPO = Path(__file__).resolve().parent.parent
 ARTIFACTS = REPO / "test-artifacts"
 TOKEN = "pipeline-audit-read-token-not-a-secret"
+STEWARD = "pipeline-audit-steward-token-not-a-secret"
 K = 2  # the smallest k the collector accepts: the most rows reach the published views
 #: The audit's own budget, not the hypothesis profile's: each example is a whole pipeline run
 #: and the closing figures report how many ran; raise it with these variables for a deep audit.
@@ -94,6 +96,7 @@ def pipeline(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pipeline]:
     settings_ = CollectorSettings(
         db_path=tmp / "signals.duckdb",
         read_tokens=[SecretStr(TOKEN)],
+        steward_tokens=[StewardToken(label="audit", token=SecretStr(STEWARD))],
         rate_limit_enabled=False,
         triage_k=K,
     )
@@ -190,6 +193,7 @@ def _audit(
     hostile: HostileLog,
 ) -> None:
     team = {"authorization": f"Bearer {TOKEN}"}
+    steward = {"authorization": f"Bearer {STEWARD}"}
     delivered = 0
 
     @settings(
@@ -272,11 +276,11 @@ def _audit(
 
     # -- the collector side: read API, triage, dashboard, while it runs ----------------------
     with pipeline.logs.muting_this_thread(*MUTE_OWN_CLIENT):
-        count = http.get("/v1/signals/count", headers=team).json()["count"]
-        parquet = http.get("/v1/signals/export", params={"format": "parquet"}, headers=team)
-        csv = http.get("/v1/signals/export", params={"format": "csv"}, headers=team)
+        count = http.get("/v1/signals/count", headers=steward).json()["count"]
+        parquet = http.get("/v1/signals/export", params={"format": "parquet"}, headers=steward)
+        csv = http.get("/v1/signals/export", params={"format": "csv"}, headers=steward)
         triage = [http.get("/v1/triage", headers=team)] + [
-            http.get(f"/v1/triage/{q.value}", params={"k": K}, headers=team) for q in Question
+            http.get(f"/v1/triage/{q.value}", headers=team) for q in RELEASED_QUESTIONS
         ]
         login = http.post("/dashboard/login", data={"token": TOKEN})
         pages = [http.get("/dashboard")] + [
@@ -299,7 +303,7 @@ def _audit(
     con = open_db(pipeline.db_path)
     try:
         decoded = _dump(con)
-        report = build_report(answer_all(con, k=K))
+        report = build_report(answer_all(con, k=K, exact=True))
     finally:
         con.close()
     assert "read_note" in report.html

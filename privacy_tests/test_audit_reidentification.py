@@ -11,7 +11,7 @@ import duckdb
 import pytest
 
 from analysis import synthesize
-from benchmarks.bench_privacy import QI_SETS, check_published_views, equivalence_risk
+from scripts.reidentification import QI_SETS, check_published_views, equivalence_risk
 
 
 def test_equivalence_risk_counts_unique_and_small_classes_exactly() -> None:

@@ -14,13 +14,15 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from collector.settings import CollectorSettings
+from collector.settings import CollectorSettings, StewardToken
 from tests._servers import running_collector
 from tests.factories import BARE, signal_json
 
 TOKEN = "retention-audit-token-not-a-secret"
 D0 = dt.date(2026, 11, 30)
-TEAM = {"authorization": f"Bearer {TOKEN}"}
+STEWARD = "retention-audit-steward-token-not-a-secret"
+#: Counting and exporting raw rows is the steward's (docs/privacy.md).
+TEAM = {"authorization": f"Bearer {STEWARD}"}
 
 
 def _signal(day: dt.date) -> dict[str, object]:
@@ -33,6 +35,7 @@ def _settings(path: Path, **extra: object) -> CollectorSettings:
     return CollectorSettings(
         db_path=path,
         read_tokens=[SecretStr(TOKEN)],
+        steward_tokens=[StewardToken(label="retention-audit", token=SecretStr(STEWARD))],
         rate_limit_enabled=False,
         **extra,  # type: ignore[arg-type]
     )

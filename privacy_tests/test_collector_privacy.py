@@ -293,7 +293,9 @@ def test_canary_reaches_no_sink(audit: Audit, kind: str) -> None:
 
 def test_the_audit_saw_real_traffic(audit: Audit) -> None:
     """Guards against a vacuous pass: the sinks were really populated."""
-    assert len(audit.spans) >= len(SMUGGLES)
+    # Ingestion has no per-request span (docs/privacy.md); the read routes have theirs.
+    assert audit.spans
+    assert "lmcp.collector.signals.accepted" in audit.metrics
     assert "lmcp.collector.requests.rejected" in audit.metrics
     # The large repeated-key batch went to DuckDB as a body, which DuckDB refused: the flush
     # was written from its models.

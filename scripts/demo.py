@@ -40,17 +40,20 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-from analysis import Filters, Question, synthesize
+from analysis import Question, synthesize
+from analysis._released import RELEASED_QUESTIONS
 from analysis._remote import fetch_answer
 from analysis.cli import answer_table
 from analysis.report import build_report, write_report
 from cloudskills.principals import SkillPrincipal
 from cloudskills.settings import SkillsSettings
-from collector.settings import CollectorSettings
+from collector.settings import CollectorSettings, StewardToken
 from contract.days import utc_today
 from scripts._demo_fleet import AUTHOR_SKILL, ClientResult, plan_fleet, run_author, run_client
 
 REPO = Path(__file__).resolve().parent.parent
+#: The demo's epsilon per installation-day (the default is 1.0): a demo fleet is small.
+DEMO_EPSILON = 20.0
 console = Console()
 
 
@@ -84,6 +87,13 @@ class Server:
             "LMCP_COLLECTOR_TRIAGE_K": str(settings.triage_k),
             "LMCP_COLLECTOR_RETENTION_DAYS": str(settings.retention_days),
             "LMCP_COLLECTOR_RATE_LIMIT_ENABLED": "false",
+            "LMCP_COLLECTOR_RELEASE_EPSILON_PER_DAY": str(settings.release_epsilon_per_day),
+            "LMCP_COLLECTOR_STEWARD_TOKENS": json.dumps(
+                [
+                    {"label": t.label, "token": t.token.get_secret_value()}
+                    for t in settings.steward_tokens
+                ]
+            ),
         }
         return cls("collector", settings.port, env, log_path)
 
@@ -232,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--exit", action="store_true", help="exit after the report")
     parser.add_argument("--clients", type=int, default=150)
-    parser.add_argument("--history", type=int, default=8_000, help="synthetic past signals")
+    parser.add_argument("--history", type=int, default=150_000, help="synthetic past signals")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--port", type=int, default=0, help="0: a free port")
@@ -253,6 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     skills_db = out / "skills.duckdb"
     token = secrets.token_urlsafe(18)
     author_token = secrets.token_urlsafe(18)
+    steward = secrets.token_urlsafe(18)
 
     with console.status("seeding 90 days of synthetic history (inside DuckDB)"):
         history = _history(db_path, args.history)
@@ -260,6 +271,9 @@ def main(argv: list[str] | None = None) -> int:
         db_path=db_path,
         port=args.port or _free_port(),
         read_tokens=[SecretStr(token)],
+        steward_tokens=[StewardToken(label="demo-check", token=SecretStr(steward))],
+        # A demo's small fleet: a large epsilon so its releases show something (docs/privacy.md).
+        release_epsilon_per_day=DEMO_EPSILON,
         triage_k=5,
         retention_days=365,
         rate_limit_enabled=False,
@@ -296,14 +310,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         if not (author.saved and author.recalled):
             problems.append("the author could not save and recall a Cloud Skill")
-        today = utc_today()
-        fleet_day = Filters(start=today, end=today)
-        console.rule("today: what the fleet just reported")
-        for q in (Question.top, Question.ring, Question.apps, Question.shapes):
-            answer = fetch_answer(server.url, token, q, fleet_day)
-            console.print(answer_table(answer, max_rows=8))
-        console.rule("the last 28 days")
-        answers = {q: fetch_answer(server.url, token, q) for q in Question}
+        console.rule("the last 28 released days (today is open: released once it closes)")
+        answers = {q: fetch_answer(server.url, token, q) for q in RELEASED_QUESTIONS}
+        console.print(answer_table(answers[Question.top], max_rows=8))
         console.print(answer_table(answers[Question.regressions], max_rows=8))
         trend = answers[Question.trends]
         recent = tuple(r for r in trend.rows if getattr(r, "series", "") == "all")[-10:]
@@ -320,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
             problems += _verify_stores(db_path, skills_db)
         else:
             count = httpx.get(
-                f"{server.url}/v1/signals/count", headers={"Authorization": f"Bearer {token}"},
+                f"{server.url}/v1/signals/count", headers={"Authorization": f"Bearer {steward}"},
                 timeout=10,
             ).json()["count"]  # fmt: skip
             sent = sum(len(r.sent_ids) for r in results if r.plan.opted_in)

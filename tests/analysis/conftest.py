@@ -90,15 +90,29 @@ def make_db(
 
 
 SYNTH_END = dt.date(2026, 6, 30)
+SYNTH_SIGNALS = 200_000
+#: A large epsilon so a small synthetic file releases something in every view (the tests of
+#: the plumbing); the privacy tests use the defaults.
+TEST_EPSILON = 20.0
+#: ... spent mostly where a small file has least (argument shapes).
+TEST_SPLIT = {"friction": 0.2, "platforms": 0.1, "daily": 0.1, "versions": 0.1, "context": 0.1,
+              "shapes": 0.3, "ring": 0.1}  # fmt: skip
 
 
 @pytest.fixture(scope="session")
 def synth_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A small synthetic DuckDB file (5,000 signals over the 90 days up to ``SYNTH_END``)."""
+    """A synthetic DuckDB file (200,000 signals over the 90 days up to ``SYNTH_END``) whose
+    closed days are released (at ``TEST_EPSILON``, ``TEST_SPLIT``), as a collector would have
+    stored them."""
     from analysis import synthesize
+    from collector.releases.store import PrivacyParams, release_closed_days
 
     path = tmp_path_factory.mktemp("synth") / "synth.duckdb"
-    assert synthesize(path, 5_000, end_day=SYNTH_END) == 5_000
+    assert synthesize(path, SYNTH_SIGNALS, end_day=SYNTH_END) == SYNTH_SIGNALS
+    with duckdb.connect(str(path)) as con:
+        today = SYNTH_END + dt.timedelta(days=2)
+        params = PrivacyParams(epsilon_per_day=TEST_EPSILON, split=TEST_SPLIT)
+        release_closed_days(con, today, params)
     return path
 
 
@@ -110,6 +124,7 @@ def synth_con(synth_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
 
 
 TEAM_TOKEN = "test-team-token-not-a-real-secret"
+STEWARD_TOKEN = "test-steward-token-not-a-real-secret"
 
 
 @pytest.fixture(scope="module")
@@ -119,7 +134,7 @@ def collector_url(tmp_path_factory: pytest.TempPathFactory, synth_path: Path) ->
 
     from pydantic import SecretStr
 
-    from collector.settings import CollectorSettings
+    from collector.settings import CollectorSettings, StewardToken
     from tests._servers import running_collector
 
     db_path = tmp_path_factory.mktemp("collector") / "signals.duckdb"
@@ -127,6 +142,9 @@ def collector_url(tmp_path_factory: pytest.TempPathFactory, synth_path: Path) ->
     settings = CollectorSettings(
         db_path=db_path,
         read_tokens=[SecretStr(TEAM_TOKEN)],
+        steward_tokens=[StewardToken(label="test-steward", token=SecretStr(STEWARD_TOKEN))],
+        release_epsilon_per_day=TEST_EPSILON,
+        release_split=TEST_SPLIT,
         triage_k=5,
         retention_days=36500,
         rate_limit_enabled=False,

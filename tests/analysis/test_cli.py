@@ -11,30 +11,43 @@ from typer.testing import CliRunner
 
 import analysis
 from analysis import Filters, Question
+from analysis._released import RELEASED_QUESTIONS, ask_released
 from analysis.cli import app
-from tests.analysis.conftest import SYNTH_END, TEAM_TOKEN
+from tests.analysis.conftest import STEWARD_TOKEN, SYNTH_END, TEAM_TOKEN
 
 pytestmark = pytest.mark.slow  # every test here starts a process
 
 runner = CliRunner()
 
 
-@pytest.mark.parametrize("question", list(Question))
-def test_every_question_prints_a_table(synth_path: Path, question: Question) -> None:
+@pytest.mark.parametrize("question", RELEASED_QUESTIONS)
+def test_every_released_question_prints_a_table(synth_path: Path, question: Question) -> None:
     result = runner.invoke(app, [question.value, "--db", str(synth_path)])
     assert result.exit_code == 0, result.output
     assert analysis.QUESTIONS[question].title in result.output
+    assert "differentially" in result.output
+
+
+@pytest.mark.parametrize("question", list(Question))
+def test_every_question_prints_an_exact_table_for_the_steward(
+    synth_path: Path, question: Question
+) -> None:
+    result = runner.invoke(app, [question.value, "--db", str(synth_path), "--exact"])
+    assert result.exit_code == 0, result.output
+    assert "exact" in result.output
 
 
 def test_json_output_is_the_api_answer(synth_path: Path) -> None:
     result = runner.invoke(
         app,
-        ["top", "--db", str(synth_path), "--json", "--platform", "linux", "--version", "1.4"],
+        ["platforms", "--db", str(synth_path), "--json", "--platform", "linux"],
     )
     assert result.exit_code == 0, result.output
     with duckdb.connect(str(synth_path), read_only=True) as con:
-        local = analysis.top(con, Filters.parse({"platform": "linux", "version": "1.4"}))
+        filters = Filters.parse({"platform": "linux"})
+        local = ask_released(con, Question.platforms, filters, limit=20)
     assert analysis.answer_from_json(json.loads(result.output)) == local
+    assert local.rows and local.source == "released"
 
 
 @pytest.mark.parametrize(
@@ -46,6 +59,9 @@ def test_json_output_is_the_api_answer(synth_path: Path) -> None:
         ["top", "--url", "http://127.0.0.1:1"],
         ["top", "--db", "SYNTH", "--tool", "secret-value-123"],
         ["top", "--db", "SYNTH", "--k", "1"],
+        ["top", "--db", "SYNTH", "--version", "1.4"],
+        ["attempts", "--db", "SYNTH"],
+        ["top", "--url", "http://127.0.0.1:1", "--exact"],
     ],
 )
 def test_usage_errors(synth_path: Path, args: list[str]) -> None:
@@ -66,15 +82,15 @@ def test_report_is_offline_and_complete(synth_path: Path, tmp_path: Path) -> Non
     page = html_path.read_text(encoding="utf-8")
     assert "<script" not in page
     assert "https://" not in page and "http://" not in page.replace("http://www.w3.org/", "")
-    for spec in analysis.QUESTIONS.values():
-        assert spec.title in page
-    assert page.count("<svg") == len(Question)
+    for question in RELEASED_QUESTIONS:
+        assert analysis.QUESTIONS[question].title in page
+    assert page.count("<svg") == len(RELEASED_QUESTIONS)
     markdown = md_path.read_text(encoding="utf-8")
     assert markdown.count("| tool |") >= 5
     assert (tmp_path / "r-charts" / "top.svg").is_file()
     assert "](r-charts/top.svg)" in markdown
     assert sorted(p.name for p in pngs.iterdir()) == sorted(
-        f"triage-{q.value}.png" for q in Question
+        f"triage-{q.value}.png" for q in RELEASED_QUESTIONS
     )
 
 
@@ -106,8 +122,10 @@ def test_against_a_running_collector(collector_url: str, synth_path: Path) -> No
     assert result.exit_code == 0, result.output
     assert TEAM_TOKEN not in result.output
     with duckdb.connect(str(synth_path), read_only=True) as con:
-        local = analysis.ring(con, Filters(start=SYNTH_END.replace(month=5, day=1)))
+        start = SYNTH_END.replace(month=5, day=1)
+        local = ask_released(con, Question.ring, Filters(start=start), limit=20)
     assert analysis.answer_from_json(json.loads(result.output)) == local
+    assert local.rows
     refused = runner.invoke(
         app, ["top", "--url", collector_url], env={"LMCP_TEAM_TOKEN": "wrong-token"}
     )
@@ -115,7 +133,7 @@ def test_against_a_running_collector(collector_url: str, synth_path: Path) -> No
     assert "403" in refused.output and "wrong-token" not in refused.output
 
 
-def test_a_parquet_export_of_the_collector_answers_the_same(
+def test_a_steward_parquet_export_answers_the_same_exact_figures(
     collector_url: str, synth_path: Path, tmp_path: Path
 ) -> None:
     import httpx
@@ -123,14 +141,30 @@ def test_a_parquet_export_of_the_collector_answers_the_same(
     response = httpx.get(
         f"{collector_url}/v1/signals/export",
         params={"format": "parquet"},
-        headers={"Authorization": f"Bearer {TEAM_TOKEN}"},
+        headers={"Authorization": f"Bearer {STEWARD_TOKEN}"},
         timeout=60,
     )
     assert response.status_code == 200
     export = tmp_path / "signals.parquet"
     export.write_bytes(response.content)
-    result = runner.invoke(app, ["shapes", "--db", str(export), "--json", "--limit", "1000"])
+    result = runner.invoke(
+        app, ["shapes", "--db", str(export), "--exact", "--json", "--limit", "1000"]
+    )
     assert result.exit_code == 0, result.output
     with duckdb.connect(str(synth_path), read_only=True) as con:
         local = analysis.shapes(con, limit=1000)
     assert analysis.answer_from_json(json.loads(result.output)) == local
+
+
+def test_release_is_idempotent_and_answers_do_not_change(tmp_path: Path) -> None:
+    path = tmp_path / "r.duckdb"
+    made = runner.invoke(
+        app, ["synth", "--signals", "3000", "--db", str(path), "--end-day", "2026-01-31"]
+    )
+    assert made.exit_code == 0, made.output
+    first = runner.invoke(app, ["release", "--db", str(path), "--epsilon", "20"])
+    assert first.exit_code == 0 and "released 0 " not in first.output, first.output
+    before = runner.invoke(app, ["intents", "--db", str(path), "--json"]).output
+    again = runner.invoke(app, ["release", "--db", str(path), "--epsilon", "20"])
+    assert "released 0 (cube, day) pairs" in again.output
+    assert runner.invoke(app, ["intents", "--db", str(path), "--json"]).output == before

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from collector.settings import CollectorSettings
+from collector.settings import CollectorSettings, StewardToken
 from contract.schema import FrictionSignal
 from tests._servers import running_collector
 
@@ -26,6 +26,8 @@ from tests.factories import signal_json as signal_json
 from tests.factories import signals as signals
 
 READ_TOKEN = "test-read-token-not-a-secret"
+#: Raw rows and exact counts are the steward role's (docs/privacy.md); these tests read them.
+STEWARD_TOKEN = "test-steward-token-not-a-secret"
 
 
 @pytest.fixture
@@ -33,6 +35,7 @@ def settings(tmp_path: Path) -> CollectorSettings:
     return CollectorSettings(
         db_path=tmp_path / "signals.duckdb",
         read_tokens=[SecretStr(READ_TOKEN)],
+        steward_tokens=[StewardToken(label="tests", token=SecretStr(STEWARD_TOKEN))],
         rate_limit_enabled=False,
     )
 
@@ -57,6 +60,7 @@ def refusing_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Cl
     settings = CollectorSettings(
         db_path=tmp_path_factory.mktemp("refusals") / "signals.duckdb",
         read_tokens=[SecretStr(READ_TOKEN)],
+        steward_tokens=[StewardToken(label="tests", token=SecretStr(STEWARD_TOKEN))],
         rate_limit_enabled=False,
     )
     with (
@@ -67,7 +71,8 @@ def refusing_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Cl
 
 
 def auth() -> dict[str, str]:
-    return {"Authorization": f"Bearer {READ_TOKEN}"}
+    """The steward's header: the raw-row and exact-count routes are the steward's."""
+    return {"Authorization": f"Bearer {STEWARD_TOKEN}"}
 
 
 def read_rows(db_path: Path, sql: str = "SELECT * FROM signals") -> list[dict[str, Any]]:

@@ -204,7 +204,7 @@ def test_read_api_tokens(http: httpx.Client) -> None:
         assert missing["detail"]
         assert http.get(path).headers["www-authenticate"] == "Bearer"
         assert_problem(
-            http.get(path, headers={"Authorization": "Bearer wrong-token"}), 403, "forbidden"
+            http.get(path, headers={"Authorization": "Bearer wrong-token"}), 403, "steward_only"
         )
         assert_problem(http.get(path, headers={"Authorization": "Basic dXNlcjpwYXNz"}), 401)
         assert http.get(path, headers=auth()).status_code == 200

@@ -65,7 +65,8 @@ def test_spans_and_counters(settings: CollectorSettings) -> None:
     assert sum(v for _, v in metrics["lmcp.collector.flush.rows"]) == 3
     finished = spans.get_finished_spans()
     names = [s.name for s in finished]
-    assert names.count("POST /v1/signals") == 3
+    # No per-request span on ingestion (its start time would date a stored row): aggregates only.
+    assert not any("/v1/signals" in n for n in names)
     assert "GET unmatched" in names
     for span in finished:
         assert dict(span.resource.attributes) == {
@@ -128,6 +129,7 @@ def test_otlp_export_carries_only_the_minimal_resource(
         )
         with running_collector(configured) as url, httpx.Client(base_url=url) as http:
             http.post("/v1/signals", content=batch_body([make_signal()]), headers=JSON)
+            http.get("/healthz")  # ingestion has no span; this route has one
         # Shutdown flushed spans and metrics to the sink.
     finally:
         server.shutdown()
