@@ -4,7 +4,7 @@
 -- $end_day), version adoption waves and a regression (search_files timeouts from 1.4.0), app
 -- state consistent with the error class, and ring patterns where retries and "list, then
 -- fail" dominate. Deterministic apart from signal_id (random, as on the wire).
-INSERT INTO signals
+INSERT INTO signals BY NAME
 WITH
 u AS (
     SELECT
@@ -160,7 +160,7 @@ rings AS (
 )
 SELECT
     gen_random_uuid() AS signal_id,
-    1 AS schema_version,
+    2 AS schema_version,
     $end_day - CAST(age AS INTEGER) AS day,
     $end_day - CAST(age AS INTEGER) + CASE WHEN u_type < 0.1 AND age > 0 THEN 1 ELSE 0 END
         AS received_day,
@@ -191,8 +191,9 @@ SELECT
     END AS intent_category,
     tool AS tool_attempted,
     CASE WHEN u_attempts < 0.25 THEN NULL
-         ELSE 1 + CAST(floor(12 * pow((u_attempts - 0.25) / 0.75, 4)) AS INTEGER)
-    END AS attempt_count,
+         ELSE ['1', '2', '3-5', '3-5', '3-5', '6-10', '6-10', '6-10', '6-10', '6-10', 'more',
+               'more', 'more'][1 + CAST(floor(12 * pow((u_attempts - 0.25) / 0.75, 4)) AS INTEGER)]
+    END AS attempts,
     cls AS error_class,
     list_transform(args_of[tool], lambda a, j: {
         'name': a,

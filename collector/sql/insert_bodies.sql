@@ -9,14 +9,14 @@
 -- validated from each body (a body holding another number fails the statement).
 INSERT INTO signals (
     signal_id, schema_version, day, received_day, friction_type, error_category,
-    intent_category, tool_attempted, attempt_count, error_class, args, ring,
+    intent_category, tool_attempted, attempts, error_class, args, ring,
     prev1_tool, prev1_outcome, prev2_tool, prev2_outcome,
     app_installed, app_running, app_permitted,
     client_version_major, client_version_minor, client_version_patch, client_platform
 )
 SELECT
     CAST(s.signal_id AS UUID), s.schema_version, CAST(s.day AS DATE), $1, s.friction_type,
-    s.error_category, s.intent_category, s.tool_attempted, s.attempt_count, s.error_class,
+    s.error_category, s.intent_category, s.tool_attempted, s.attempts, s.error_class,
     s.args, s.ring,
     -- The two calls right before the last (failed) one; NULL when the ring is shorter.
     prev1.tool, prev1.outcome, prev2.tool, prev2.outcome,
@@ -42,7 +42,7 @@ FROM (
                     "schema_version": "UTINYINT", "signal_id": "VARCHAR", "day": "VARCHAR",
                     "friction_type": "VARCHAR", "error_category": "VARCHAR",
                     "intent_category": "VARCHAR", "tool_attempted": "VARCHAR",
-                    "attempt_count": "UTINYINT", "error_class": "VARCHAR",
+                    "attempts": "VARCHAR", "error_class": "VARCHAR",
                     "args": [{"name": "VARCHAR", "type": "VARCHAR", "size": "VARCHAR"}],
                     "ring": [{"tool": "VARCHAR", "outcome": "VARCHAR"}],
                     "app": {"installed": "BOOLEAN", "running": "BOOLEAN", "permitted": "BOOLEAN"},

@@ -23,6 +23,7 @@ from contract.schema import (
     ClientInfo,
     FrictionSignal,
     RingEntry,
+    attempts_bucket,
 )
 
 D0 = dt.date(2026, 3, 1)
@@ -49,13 +50,13 @@ def signal(
 ) -> FrictionSignal:
     return FrictionSignal.model_validate(
         {
-            "schema_version": 1,
+            "schema_version": 2,
             "signal_id": uuid.uuid4(),
             "day": when,
             "friction_type": friction,
             "intent_category": intent,
             "tool_attempted": tool,
-            "attempt_count": attempts,
+            "attempts": attempts_bucket(attempts),
             "error_class": error_class,
             "args": tuple(
                 ArgShape.model_validate({"name": n, "type": t, "size": s}, strict=False)

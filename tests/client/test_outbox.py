@@ -19,7 +19,7 @@ from contract.schema import ClientInfo, ErrorClass, FrictionSignal, FrictionType
 
 def sig() -> FrictionSignal:
     return FrictionSignal(
-        schema_version=1,
+        schema_version=2,
         signal_id=uuid.uuid4(),
         day=dt.date(2026, 11, 30),
         friction_type=FrictionType.other,
@@ -83,7 +83,7 @@ from client.paths import LmcpHome
 from contract.schema import *
 box = Outbox(LmcpHome(__import__("pathlib").Path(sys.argv[1])))
 while True:
-    box.add([FrictionSignal(schema_version=1, signal_id=uuid.uuid4(), day=dt.date(2026, 1, 1),
+    box.add([FrictionSignal(schema_version=2, signal_id=uuid.uuid4(), day=dt.date(2026, 1, 1),
         friction_type=FrictionType.other, tool_attempted=ToolName.other,
         error_class=ErrorClass.timeout, client=ClientInfo(version="1.0.0", platform=Platform.linux))
         for _ in range(50)])

@@ -18,7 +18,7 @@ from .conftest import Recorder
 
 def signal() -> FrictionSignal:
     return FrictionSignal(
-        schema_version=1,
+        schema_version=2,
         signal_id=uuid.uuid4(),
         day=dt.date(2026, 11, 30),
         friction_type=FrictionType.other,

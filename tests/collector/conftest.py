@@ -22,6 +22,7 @@ from contract.schema import (
     ArgName,
     ArgShape,
     ArgType,
+    AttemptsBucket,
     ClientInfo,
     ErrorCategory,
     ErrorClass,
@@ -42,14 +43,14 @@ TODAY = dt.date(2026, 11, 30)
 
 def make_signal(**overrides: Any) -> FrictionSignal:
     fields: dict[str, Any] = {
-        "schema_version": 1,
+        "schema_version": 2,
         "signal_id": uuid.uuid4(),
         "day": TODAY,
         "friction_type": FrictionType.cannot_complete,
         "error_category": ErrorCategory.timeout,
         "intent_category": IntentCategory.manage_note,
         "tool_attempted": ToolName.read_note,
-        "attempt_count": 2,
+        "attempts": AttemptsBucket.two,
         "error_class": ErrorClass.timeout,
         "args": (ArgShape(name=ArgName.note_name, type=ArgType.string, size=SizeBucket.up_to_16),),
         "ring": (
@@ -85,14 +86,14 @@ ring_entries = st.builds(
 
 signals = st.builds(
     FrictionSignal,
-    schema_version=st.just(1),
+    schema_version=st.just(2),
     signal_id=st.uuids(version=4),
     day=st.dates(dt.date(2020, 1, 1), dt.date(2030, 12, 31)),
     friction_type=st.sampled_from(FrictionType),
     error_category=_opt(st.sampled_from(ErrorCategory)),
     intent_category=_opt(st.sampled_from(IntentCategory)),
     tool_attempted=st.sampled_from(ToolName),
-    attempt_count=_opt(st.integers(1, 100)),
+    attempts=_opt(st.sampled_from(AttemptsBucket)),
     error_class=st.sampled_from(ErrorClass),
     args=st.lists(
         st.builds(
@@ -169,7 +170,7 @@ def expected_row(signal: FrictionSignal) -> dict[str, Any]:
         "error_category": val(signal.error_category),
         "intent_category": val(signal.intent_category),
         "tool_attempted": str(signal.tool_attempted),
-        "attempt_count": signal.attempt_count,
+        "attempts": val(signal.attempts),
         "error_class": str(signal.error_class),
         "args": [
             {"name": str(a.name), "type": str(a.type), "size": val(a.size)} for a in signal.args

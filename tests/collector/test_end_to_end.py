@@ -22,7 +22,7 @@ from tests.collector.conftest import auth, expected_row, make_signal, read_rows,
 
 def test_sender_delivers_and_rows_match_field_by_field(settings: CollectorSettings) -> None:
     batch = [make_signal() for _ in range(3)] + [
-        make_signal(ring=(), args=(), error_category=None, intent_category=None, attempt_count=None)
+        make_signal(ring=(), args=(), error_category=None, intent_category=None, attempts=None)
     ]
     with running_collector(settings) as url:
         sender = Sender(url)
