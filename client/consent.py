@@ -64,6 +64,8 @@ class ConsentStatus:
     source: ConsentSource
     #: What the settings file says (what a server started without restricting env does).
     setting: SignalsMode = SignalsMode.off
+    #: Why the settings file says it (the file, no file, or an unreadable file).
+    setting_source: ConsentSource = ConsentSource.no_settings
 
     @property
     def enabled(self) -> bool:
@@ -72,6 +74,10 @@ class ConsentStatus:
 
 
 _LEGACY = {True: SignalsMode.on, False: SignalsMode.off}
+_NO_SETTINGS = ConsentStatus(SignalsMode.off, ConsentSource.no_settings)
+_UNREADABLE = ConsentStatus(
+    SignalsMode.off, ConsentSource.unreadable, SignalsMode.off, ConsentSource.unreadable
+)
 
 
 def env_restriction(environ: Mapping[str, str]) -> ConsentSource | None:
@@ -107,7 +113,7 @@ class ConsentGate:
         self._off_ttl = off_ttl_s
         self._off_until = 0.0
         self._cache_key: tuple[int, int, int] | None = None
-        self._cache_status = ConsentStatus(SignalsMode.off, ConsentSource.no_settings)
+        self._cache_status = _NO_SETTINGS
 
     @property
     def restriction(self) -> ConsentSource | None:
@@ -127,8 +133,8 @@ class ConsentGate:
         from_file = self._from_file()
         restriction = env_restriction(self._environ)
         if restriction is not None:
-            return ConsentStatus(SignalsMode.off, restriction, from_file.mode)
-        return ConsentStatus(from_file.mode, from_file.source, from_file.mode)
+            return ConsentStatus(SignalsMode.off, restriction, from_file.mode, from_file.source)
+        return ConsentStatus(from_file.mode, from_file.source, from_file.mode, from_file.source)
 
     def set_enabled(self, on: bool) -> None:
         """Record ``on`` or ``off`` (see ``set_mode``)."""
@@ -176,10 +182,10 @@ class ConsentGate:
             st = os.stat(path)
         except FileNotFoundError:
             self._cache_key = None
-            return ConsentStatus(SignalsMode.off, ConsentSource.no_settings)
+            return _NO_SETTINGS
         except OSError:
             self._cache_key = None
-            return ConsentStatus(SignalsMode.off, ConsentSource.unreadable)
+            return _UNREADABLE
         key = (st.st_ino, st.st_size, st.st_mtime_ns)
         if key == self._cache_key:
             return self._cache_status
@@ -187,12 +193,12 @@ class ConsentGate:
             doc = json.loads(path.read_bytes())
             mode = _parse_mode(doc.get(SETTINGS_KEY) if isinstance(doc, dict) else None)
             status = (
-                ConsentStatus(mode, ConsentSource.settings, mode)
+                ConsentStatus(mode, ConsentSource.settings, mode, ConsentSource.settings)
                 if mode is not None
-                else ConsentStatus(SignalsMode.off, ConsentSource.unreadable)
+                else _UNREADABLE
             )
         except (OSError, ValueError):
-            status = ConsentStatus(SignalsMode.off, ConsentSource.unreadable)
+            status = _UNREADABLE
         self._cache_key = key
         return status
 

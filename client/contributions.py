@@ -66,12 +66,13 @@ class ContributionBudget:
             return None
 
     def used(self, day: dt.date) -> int:
-        """How many of ``day``'s signals are spent (the limit when the file is unreadable)."""
-        with file_lock(self._lock):
-            used, full = self._load(day)
-        return self.limit if full else len(used)
+        """How many of ``day``'s signals are spent (the limit when the file is unreadable).
 
-    def _load(self, day: dt.date) -> tuple[list[str], bool]:
+        Read-only: no lock, no file is created (``lmcp signals status`` calls it)."""
+        used, full = self._load(day, repair=False)
+        return self.limit if full else min(len(used), self.limit)
+
+    def _load(self, day: dt.date, *, repair: bool = True) -> tuple[list[str], bool]:
         try:
             raw = self._path.read_bytes()
         except FileNotFoundError:
@@ -86,7 +87,8 @@ class ContributionBudget:
             stored_day = dt.date.fromisoformat(doc["day"])
         except (ValueError, KeyError, TypeError):
             # Unreadable: today is spent (fail closed); the file says so from now on.
-            self._store(day, [], full=True)
+            if repair:
+                self._store(day, [], full=True)
             return [], True
         if stored_day != day:
             return [], False  # a new day starts empty; the old keys are overwritten
