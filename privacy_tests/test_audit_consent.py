@@ -163,7 +163,7 @@ def test_lmcp_signals_off_purges_the_outbox(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert guard.attempts == []
     assert not (home / "outbox.json").exists()
-    assert json.loads((home / "settings.json").read_text())["anonymous_signals"] is False
+    assert json.loads((home / "settings.json").read_text())["anonymous_signals"] == "off"
 
 
 # -- the MCP server process: no connection reaches a listening "collector" --------------------

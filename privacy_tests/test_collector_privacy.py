@@ -43,7 +43,7 @@ def _canary(kind: str) -> str:
 def _signal(**changes: Any) -> dict[str, Any]:
     base = FrictionSignal.model_validate(
         {
-            "schema_version": 1,
+            "schema_version": 2,
             "signal_id": str(uuid.uuid4()),
             "day": "2026-11-30",
             "friction_type": "cannot_complete",
