@@ -35,7 +35,9 @@ __all__ = [
     "DAILY_SIGNAL_LIMIT",
     "PER_KEY_DAILY_LIMIT",
     "ChannelBound",
+    "channel_fields",
     "covert_channel",
+    "distinct_signals",
 ]
 
 #: C: the most signals one installation sends in one UTC day (a user may only lower it).
@@ -76,19 +78,27 @@ def _ring_combinations() -> int:
     return sum(entry**k for k in range(RING_SIZE + 1))
 
 
-def distinct_signals() -> int:
-    """How many different signals (ignoring the random id, the day and the client) exist."""
+def channel_fields() -> dict[str, int]:
+    """How many values each part of a signal can take (``docs/signal-schema.md`` lists them)."""
     catalogue = load_catalogue()
     declared = {t.tool_name: len(t.arg_names) for t in catalogue}
-    per_tool = sum(_arg_combinations(declared.get(tool, 0)) for tool in ToolName)
-    agent_enums = (
-        len(FrictionType)
-        * (len(ErrorCategory) + 1)  # each optional: None is one more choice
-        * (len(IntentCategory) + 1)
-        * (len(AttemptsBucket) + 1)
-    )
-    app_state = 3**3  # installed, running, permitted: each true, false or unknown
-    return agent_enums * len(ErrorClass) * per_tool * _ring_combinations() * app_state
+    return {
+        "friction_type": len(FrictionType),
+        "error_category": len(ErrorCategory) + 1,  # each optional enum: None is one more value
+        "intent_category": len(IntentCategory) + 1,
+        "attempts": len(AttemptsBucket) + 1,
+        "error_class": len(ErrorClass),
+        "tool_attempted and args": sum(
+            _arg_combinations(declared.get(tool, 0)) for tool in ToolName
+        ),
+        "ring": _ring_combinations(),
+        "app": 3**3,  # installed, running, permitted: each true, false or unknown
+    }
+
+
+def distinct_signals() -> int:
+    """How many different signals (ignoring the random id, the day and the client) exist."""
+    return math.prod(channel_fields().values())
 
 
 def covert_channel(limit: int = DAILY_SIGNAL_LIMIT) -> ChannelBound:
