@@ -35,7 +35,16 @@ from enum import StrEnum
 from client._files import atomic_write_bytes
 from client.paths import LmcpHome
 
-__all__ = ["ConsentGate", "ConsentSource", "ConsentStatus", "SignalsMode", "env_restriction"]
+__all__ = [
+    "LOCAL",
+    "OFF",
+    "ON",
+    "ConsentGate",
+    "ConsentSource",
+    "ConsentStatus",
+    "SignalsMode",
+    "env_restriction",
+]
 
 SETTINGS_KEY = "anonymous_signals"
 
@@ -73,7 +82,10 @@ class ConsentStatus:
         return self.mode is SignalsMode.on
 
 
-_LEGACY = {True: SignalsMode.on, False: SignalsMode.off}
+#: The members as plain module constants: looking a member up on its Enum class costs ~100 ns,
+#: and the OFF path of every report is a handful of operations.
+OFF, LOCAL, ON = SignalsMode.off, SignalsMode.local, SignalsMode.on
+_LEGACY = {True: ON, False: OFF}
 _NO_SETTINGS = ConsentStatus(SignalsMode.off, ConsentSource.no_settings)
 _UNREADABLE = ConsentStatus(
     SignalsMode.off, ConsentSource.unreadable, SignalsMode.off, ConsentSource.unreadable
@@ -121,13 +133,19 @@ class ConsentGate:
         return env_restriction(self._environ)
 
     def mode(self) -> SignalsMode:
-        if env_restriction(self._environ) is not None:
-            return SignalsMode.off
+        # env_restriction inlined: this is the first thing every report does.
+        env = self._environ
+        dnt = env.get("DO_NOT_TRACK")
+        if dnt and dnt != "0":
+            return OFF
+        flag = env.get("LMCP_ANONYMOUS_SIGNALS")
+        if flag is not None and flag != "1":
+            return OFF
         return self._from_file().mode
 
     def enabled(self) -> bool:
         """Whether signals may be uploaded (mode ``on``)."""
-        return self.mode() is SignalsMode.on
+        return self.mode() is ON
 
     def status(self) -> ConsentStatus:
         from_file = self._from_file()
@@ -173,7 +191,7 @@ class ConsentGate:
             return self._cache_status  # a recent OFF: safe to reuse
         status = self._read_file()
         self._cache_status = status
-        self._off_until = now + self._off_ttl if status.mode is SignalsMode.off else 0.0
+        self._off_until = now + self._off_ttl if status.mode is OFF else 0.0
         return status
 
     def _read_file(self) -> ConsentStatus:

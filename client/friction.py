@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from client import __version__
 from client._files import atomic_write_bytes
-from client.consent import ConsentGate, SignalsMode
+from client.consent import LOCAL, OFF, ConsentGate
 from client.contributions import ContributionBudget, contribution_key
 from client.errors import ToolFailure
 from client.host import FailureContext, ToolHost
@@ -150,7 +150,7 @@ class FrictionReporter:
 
     def report(self, args: Mapping[str, Any]) -> dict[str, Any]:
         mode = self._consent.mode()
-        if mode is SignalsMode.off:
+        if mode is OFF:
             return {"sent": False, "reason": "anonymous_signals_off"}
         request, tool, context, app = self._resolve(args)
         day = self._today()
@@ -162,7 +162,7 @@ class FrictionReporter:
         signal = self._build(request, tool, context, app, day)
         if context is not None:
             self._host.forget_failure(context)
-        if mode is SignalsMode.local:
+        if mode is LOCAL:
             self._log.append("local", [signal])
             return {"sent": False, "reason": "local_only", "signal_id": str(signal.signal_id)}
         result = self._sender.send([signal])
@@ -249,7 +249,7 @@ class FrictionReporter:
     # -- the latest failure, kept on disk for `lmcp signals preview` -------------------------
     def remember_failure(self, context: FailureContext) -> None:
         """Host listener: keep the latest failure's shapes on disk (never when signals are off)."""
-        if self._consent.mode() is SignalsMode.off:
+        if self._consent.mode() is OFF:
             return
         doc = {
             "tool": context.tool.value,

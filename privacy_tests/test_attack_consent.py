@@ -154,7 +154,7 @@ def test_local_mode_keeps_signals_for_preview_and_log_and_opens_no_connection(
         preview = _cli(home, "preview")
         log = _cli(home, "log", "--json")
     assert guard.attempts == []
-    assert [r["reason"] for r in replies[:2]] == ["local_only", "local_only"]  # type: ignore[index]
+    assert [r["reason"] for r in replies[:2]] == ["local_only", "local_only"]
     assert replies[2] == {"delivered": 0, "rejected": 0, "pending": 0}
     assert [e.status for e in kept] == ["local", "local"]
     assert '"tool_attempted": "read_note"' in preview and '"schema_version": 2' in preview

@@ -159,8 +159,8 @@ def test_every_signal_an_agent_causes_lies_in_the_counted_space(
     for body in sent:
         for raw in json.loads(body)["signals"]:
             signal = FrictionSignal.model_validate_json(json.dumps(raw))
-            tool = catalogue.get(signal.tool_attempted.value)
-            declared = set(tool.arg_names.values()) if tool else set()
+            entry = catalogue.get(signal.tool_attempted.value)
+            declared = set(entry.arg_names.values()) if entry else set()
             names = [a.name for a in signal.args]
             assert len(names) == len(set(names)), "an argument name twice"
             assert set(names) <= declared | {ArgName.other}
