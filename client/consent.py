@@ -82,8 +82,8 @@ class ConsentStatus:
         return self.mode is SignalsMode.on
 
 
-#: The members as plain module constants: looking a member up on its Enum class costs ~100 ns,
-#: and the OFF path of every report is a handful of operations.
+#: The members as plain module constants: a member looked up on its Enum class is a slow
+#: descriptor call, and the OFF path of every report must stay a handful of operations.
 OFF, LOCAL, ON = SignalsMode.off, SignalsMode.local, SignalsMode.on
 _LEGACY = {True: ON, False: OFF}
 _NO_SETTINGS = ConsentStatus(SignalsMode.off, ConsentSource.no_settings)
