@@ -17,9 +17,15 @@ from hypothesis import strategies as st
 
 from collector.db import apply_migrations, discover_migrations
 from collector.settings import CollectorSettings
-from contract.schema import MAX_ATTEMPT_COUNT, attempts_bucket
+from contract.schema import (
+    MAX_ATTEMPT_COUNT,
+    FrictionSignal,
+    FrictionSignalV1,
+    attempts_bucket,
+    upgrade,
+)
 from tests._servers import running_collector
-from tests.collector.conftest import read_rows
+from tests.collector.conftest import read_rows, signals
 
 JSON = {"content-type": "application/json"}
 
@@ -149,3 +155,21 @@ def test_migration_maps_stored_counts_as_the_collector_maps_v1(counts: list[int 
     finally:
         con.close()
     assert rows == [(_bucket(c), 2) for c in counts]
+
+
+@settings(max_examples=100, deadline=None)
+@given(signal=signals, count=st.none() | st.integers(1, MAX_ATTEMPT_COUNT))
+def test_upgrade_keeps_every_shared_field_and_validates_as_v2(
+    signal: FrictionSignal, count: int | None
+) -> None:
+    doc = signal.model_dump(mode="json")
+    del doc["attempts"]
+    doc.update(schema_version=1, attempt_count=count)
+    old = FrictionSignalV1.model_validate_json(json.dumps(doc))
+    new = upgrade(old)
+    assert new.attempts is attempts_bucket(count) and new.schema_version == 2
+    for name in FrictionSignal.model_fields:
+        if name not in ("schema_version", "attempts"):
+            assert getattr(new, name) == getattr(signal, name), name
+    # The constructed model is a valid v2 signal: the same after a round trip through JSON.
+    assert FrictionSignal.model_validate_json(new.model_dump_json()) == new
