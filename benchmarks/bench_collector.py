@@ -140,6 +140,7 @@ def _signal_template() -> tuple[bytes, bytes]:
         ArgName,
         ArgShape,
         ArgType,
+        AttemptsBucket,
         ClientInfo,
         ErrorCategory,
         ErrorClass,
@@ -155,14 +156,14 @@ def _signal_template() -> tuple[bytes, bytes]:
 
     marker = uuid.UUID("00000000-0000-4000-8000-000000000000")
     signal = FrictionSignal(
-        schema_version=1,
+        schema_version=2,
         signal_id=marker,
         day=dt.date(2026, 11, 30),
         friction_type=FrictionType.repeated_failure,
         error_category=ErrorCategory.not_found,
         intent_category=IntentCategory.read_email,
         tool_attempted=ToolName.read_email,
-        attempt_count=3,
+        attempts=AttemptsBucket.three_to_five,
         error_class=ErrorClass.not_found,
         args=(
             ArgShape(name=ArgName.message_id, type=ArgType.string, size=SizeBucket.up_to_256),

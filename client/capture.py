@@ -66,16 +66,24 @@ def shape_of(value: object) -> tuple[ArgType, SizeBucket | None]:
 
 
 def capture_args(tool: Tool | None, args: Mapping[str, Any]) -> tuple[ArgShape, ...]:
-    """One shape per top-level argument, sorted, at most ``MAX_ARGS``.
+    """One shape per declared argument, sorted, and at most one ``other`` shape.
 
-    A name is kept only when the tool's schema declares it; any other key becomes ``other``
-    (a key can carry a value too).
+    A name is kept only when the tool's schema declares it. Every other key (a key can carry a
+    value too) is folded into ONE ``other`` entry, the undeclared arguments seen as one object:
+    type ``object``, size the bucket of how many there were. Their own types and sizes are not
+    kept: an agent choosing many undeclared keys could otherwise spell out a value in shapes.
     """
     declared = tool.arg_names if tool is not None else {}
     shapes = []
+    undeclared = 0
     for key, value in args.items():
+        name = declared.get(key) if isinstance(key, str) else None
+        if name is None or name is ArgName.other:
+            undeclared += 1
+            continue
         arg_type, size = shape_of(value)
-        name = declared.get(key, ArgName.other) if isinstance(key, str) else ArgName.other
         shapes.append(ArgShape(name=name, type=arg_type, size=size))
-    shapes.sort(key=lambda s: (s.name is ArgName.other, s.name.value, s.type.value, str(s.size)))
+    shapes.sort(key=lambda s: s.name.value)
+    if undeclared:
+        shapes.append(ArgShape(name=ArgName.other, type=ArgType.object, size=bucket(undeclared)))
     return tuple(shapes[:MAX_ARGS])

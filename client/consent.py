@@ -1,19 +1,26 @@
 """Consent: one gate, checked before a signal is built, failing closed.
 
-Precedence, first match wins:
+The user's choice is a mode in ``settings.json`` under ``LMCP_HOME`` (``lmcp signals
+off|local|on``): ``"anonymous_signals": "off" | "local" | "on"`` (``false``/``true`` from older
+releases read as off/on). No file, an unreadable or malformed file, or any other value -> OFF.
 
-1. ``DO_NOT_TRACK`` set to anything but ``""``/``"0"``  -> OFF
-2. ``LMCP_ANONYMOUS_SIGNALS=0`` -> OFF; ``=1`` -> ON; any other value -> OFF
-3. ``settings.json`` under ``LMCP_HOME`` with ``"anonymous_signals": true`` -> ON
-4. anything else -- no file, an unreadable or malformed file, a non-boolean value -> OFF
+- ``off``: nothing is built, kept or sent, and no connection is opened.
+- ``local``: signals are built and kept on this machine for ``lmcp signals preview``/``log``;
+  nothing is uploaded and no connection is opened.
+- ``on``: signals are built and uploaded.
 
-``enabled()`` is the first thing every ``report_friction`` call does. The settings file's
-decision is cached asymmetrically, in the safe direction only:
+The environment can only RESTRICT that choice, never widen it: ``DO_NOT_TRACK`` set to anything
+but ``""``/``"0"`` -> OFF; ``LMCP_ANONYMOUS_SIGNALS=0`` -> OFF, ``=1`` -> no restriction (the
+settings file decides), any other value -> OFF. So a server started elsewhere (an MCP host's
+``env`` block) can never send after the user said ``off``.
+
+``mode()`` is the first thing every ``report_friction`` call does. The settings file's decision
+is cached asymmetrically, in the safe direction only:
 
 - an OFF decision is reused for ``off_ttl_s`` (1 s) without touching the disk, so a refused
-  report costs two dictionary look-ups and a clock read (a stale OFF can only delay a send);
-- an ON decision is re-checked (``stat``; re-read when inode, size or mtime changed) on every
-  call, so turning signals off from another process takes effect at once.
+  report costs two dictionary look-ups and a clock read (a stale OFF can only delay a signal);
+- a LOCAL or ON decision is re-checked (``stat``; re-read when inode, size or mtime changed) on
+  every call, so turning signals off from another process takes effect at once.
 """
 
 from __future__ import annotations
@@ -28,9 +35,27 @@ from enum import StrEnum
 from client._files import atomic_write_bytes
 from client.paths import LmcpHome
 
-__all__ = ["ConsentGate", "ConsentSource", "ConsentStatus", "SETTINGS_KEY"]
+__all__ = [
+    "LOCAL",
+    "OFF",
+    "ON",
+    "ConsentGate",
+    "ConsentSource",
+    "ConsentStatus",
+    "SETTINGS_KEY",
+    "SignalsMode",
+    "env_restriction",
+]
 
 SETTINGS_KEY = "anonymous_signals"
+
+
+class SignalsMode(StrEnum):
+    """What ``report_friction`` may do: nothing, keep signals locally, or upload them."""
+
+    off = "off"
+    local = "local"
+    on = "on"
 
 
 class ConsentSource(StrEnum):
@@ -43,12 +68,53 @@ class ConsentSource(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class ConsentStatus:
-    enabled: bool
+    """The effective mode, what decided it, and the settings file's own mode."""
+
+    mode: SignalsMode
     source: ConsentSource
+    #: What the settings file says (what a server started without restricting env does).
+    setting: SignalsMode = SignalsMode.off
+    #: Why the settings file says it (the file, no file, or an unreadable file).
+    setting_source: ConsentSource = ConsentSource.no_settings
+
+    @property
+    def enabled(self) -> bool:
+        """Whether signals may be uploaded."""
+        return self.mode is SignalsMode.on
+
+
+#: The members as plain module constants: a member looked up on its Enum class is a slow
+#: descriptor call, and the OFF path of every report must stay a handful of operations.
+OFF = SignalsMode.off
+LOCAL = SignalsMode.local
+ON = SignalsMode.on
+_LEGACY = {True: ON, False: OFF}
+_NO_SETTINGS = ConsentStatus(SignalsMode.off, ConsentSource.no_settings)
+_UNREADABLE = ConsentStatus(
+    SignalsMode.off, ConsentSource.unreadable, SignalsMode.off, ConsentSource.unreadable
+)
+
+
+def env_restriction(environ: Mapping[str, str]) -> ConsentSource | None:
+    """The variable that forces signals OFF in ``environ``, or None when it restricts nothing."""
+    dnt = environ.get("DO_NOT_TRACK")
+    if dnt and dnt != "0":
+        return ConsentSource.do_not_track
+    flag = environ.get("LMCP_ANONYMOUS_SIGNALS")
+    if flag is not None and flag != "1":
+        return ConsentSource.env  # "0" or an unknown value: fail closed
+    return None
 
 
 class ConsentGate:
-    __slots__ = ("_cache_key", "_cache_status", "_environ", "_home", "_off_ttl", "_off_until")
+    __slots__ = (
+        "_cache_key",
+        "_cache_status",
+        "_home",
+        "_off_ttl",
+        "_environ",
+        "_off_until",
+    )
 
     def __init__(
         self,
@@ -62,30 +128,41 @@ class ConsentGate:
         self._off_ttl = off_ttl_s
         self._off_until = 0.0
         self._cache_key: tuple[int, int, int] | None = None
-        self._cache_status = ConsentStatus(False, ConsentSource.no_settings)
+        self._cache_status = _NO_SETTINGS
+
+    @property
+    def restriction(self) -> ConsentSource | None:
+        """The environment variable forcing this process OFF, if any."""
+        return env_restriction(self._environ)
+
+    def mode(self) -> SignalsMode:
+        # env_restriction inlined: this is the first thing every report does.
+        env = self._environ
+        dnt = env.get("DO_NOT_TRACK")
+        if dnt and dnt != "0":
+            return OFF
+        flag = env.get("LMCP_ANONYMOUS_SIGNALS")
+        if flag is not None and flag != "1":
+            return OFF
+        return self._from_file().mode
 
     def enabled(self) -> bool:
-        env = self._environ
-        dnt = env.get("DO_NOT_TRACK")
-        if dnt and dnt != "0":
-            return False
-        flag = env.get("LMCP_ANONYMOUS_SIGNALS")
-        if flag is not None:
-            return flag == "1"
-        return self._from_file().enabled
+        """Whether signals may be uploaded (mode ``on``)."""
+        return self.mode() is ON
 
     def status(self) -> ConsentStatus:
-        env = self._environ
-        dnt = env.get("DO_NOT_TRACK")
-        if dnt and dnt != "0":
-            return ConsentStatus(False, ConsentSource.do_not_track)
-        flag = env.get("LMCP_ANONYMOUS_SIGNALS")
-        if flag is not None:
-            return ConsentStatus(flag == "1", ConsentSource.env)
-        return self._from_file()
+        from_file = self._from_file()
+        restriction = env_restriction(self._environ)
+        if restriction is not None:
+            return ConsentStatus(SignalsMode.off, restriction, from_file.mode, from_file.source)
+        return ConsentStatus(from_file.mode, from_file.source, from_file.mode, from_file.source)
 
     def set_enabled(self, on: bool) -> None:
-        """Record the user's choice. Turning signals off purges everything queued."""
+        """Record ``on`` or ``off`` (see ``set_mode``)."""
+        self.set_mode(SignalsMode.on if on else SignalsMode.off)
+
+    def set_mode(self, mode: SignalsMode) -> None:
+        """Record the user's choice. Leaving ``on`` purges the outbox; ``off`` forgets all."""
         path = self._home.settings
         try:
             doc = json.loads(path.read_text(encoding="utf-8"))
@@ -93,19 +170,23 @@ class ConsentGate:
                 doc = {}
         except (OSError, ValueError):
             doc = {}
-        doc[SETTINGS_KEY] = bool(on)
+        doc[SETTINGS_KEY] = mode.value
         atomic_write_bytes(path, (json.dumps(doc, indent=2) + "\n").encode())
         self._cache_key = None
         self._off_until = 0.0
-        if not on:
-            from client.outbox import Outbox  # local: the outbox needs nothing from consent
+        if mode is SignalsMode.on:
+            return
+        # Local: nothing may be uploaded, not even what was queued while on.
+        from client.outbox import Outbox  # local imports: these need nothing from consent
+        from client.sentlog import SentLog
 
-            Outbox(self._home).purge()
-            for stale in (self._home.last_failure,):
-                try:
-                    stale.unlink()
-                except FileNotFoundError:
-                    pass
+        Outbox(self._home).purge()
+        if mode is SignalsMode.off:
+            SentLog(self._home).forget_local()
+            try:
+                self._home.last_failure.unlink()
+            except FileNotFoundError:
+                pass
 
     def _from_file(self) -> ConsentStatus:
         now = time.monotonic()
@@ -113,7 +194,7 @@ class ConsentGate:
             return self._cache_status  # a recent OFF: safe to reuse
         status = self._read_file()
         self._cache_status = status
-        self._off_until = 0.0 if status.enabled else now + self._off_ttl
+        self._off_until = now + self._off_ttl if status.mode is OFF else 0.0
         return status
 
     def _read_file(self) -> ConsentStatus:
@@ -122,22 +203,30 @@ class ConsentGate:
             st = os.stat(path)
         except FileNotFoundError:
             self._cache_key = None
-            return ConsentStatus(False, ConsentSource.no_settings)
+            return _NO_SETTINGS
         except OSError:
             self._cache_key = None
-            return ConsentStatus(False, ConsentSource.unreadable)
+            return _UNREADABLE
         key = (st.st_ino, st.st_size, st.st_mtime_ns)
         if key == self._cache_key:
             return self._cache_status
         try:
             doc = json.loads(path.read_bytes())
-            value = doc.get(SETTINGS_KEY) if isinstance(doc, dict) else None
+            mode = _parse_mode(doc.get(SETTINGS_KEY) if isinstance(doc, dict) else None)
             status = (
-                ConsentStatus(value, ConsentSource.settings)
-                if isinstance(value, bool)
-                else ConsentStatus(False, ConsentSource.unreadable)
+                ConsentStatus(mode, ConsentSource.settings, mode, ConsentSource.settings)
+                if mode is not None
+                else _UNREADABLE
             )
         except (OSError, ValueError):
-            status = ConsentStatus(False, ConsentSource.unreadable)
+            status = _UNREADABLE
         self._cache_key = key
         return status
+
+
+def _parse_mode(value: object) -> SignalsMode | None:
+    if isinstance(value, bool):
+        return _LEGACY[value]
+    if isinstance(value, str) and value in SignalsMode.__members__:
+        return SignalsMode(value)
+    return None

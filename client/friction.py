@@ -2,8 +2,11 @@
 
 Order matters: consent is checked FIRST -- when it is off, nothing is built, written or sent and
 no connection is opened. Then the input is validated (strict: the spec's enums, no unknown
-keys), the signal is built from the ``FailureContext`` (shapes only), sent in the call, and
-queued in the outbox if the collector cannot be reached.
+keys) and the daily contribution bound is claimed (``client/contributions.py``): a report over
+it answers its own reason and nothing is built. Only then is the signal built from the
+``FailureContext`` (shapes only, the agent's attempt count as a bucket). In local-only mode it
+is kept in the local log and never uploaded; when on, it is sent in the call and queued in the
+outbox if the collector cannot be reached.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from client._files import atomic_write_bytes
-from client.consent import ConsentGate
+from client.consent import LOCAL, OFF, ConsentGate
+from client.contributions import ContributionBudget, contribution_key
 from client.errors import ToolFailure
 from client.host import FailureContext, ToolHost
 from client.outbox import Outbox
@@ -28,7 +32,6 @@ from client.sender import Delivery, Sender
 from client.sentlog import SentLog
 from contract.days import utc_today
 from contract.schema import (
-    MAX_ATTEMPT_COUNT,
     SCHEMA_VERSION,
     AppState,
     ArgShape,
@@ -41,6 +44,7 @@ from contract.schema import (
     Platform,
     RingEntry,
     ToolName,
+    attempts_bucket,
 )
 from contract.version import package_version
 
@@ -79,9 +83,6 @@ def build_signal(
     app: AppState | None = None,
 ) -> FrictionSignal:
     """A signal from enums and shapes. Pure apart from the random ``signal_id``."""
-    count = request.attempt_count
-    if count is not None:
-        count = min(count, MAX_ATTEMPT_COUNT)
     args: tuple[ArgShape, ...] = context.args if context else ()
     return FrictionSignal(
         schema_version=SCHEMA_VERSION,
@@ -91,7 +92,7 @@ def build_signal(
         error_category=request.error_category,
         intent_category=request.intent_category,
         tool_attempted=tool,
-        attempt_count=count,
+        attempts=attempts_bucket(request.attempt_count),
         error_class=context.error_class if context else ErrorClass.no_failure,
         args=args,
         ring=context.ring if context else ring,
@@ -119,6 +120,7 @@ class FrictionReporter:
         *,
         outbox: Outbox | None = None,
         sent_log: SentLog | None = None,
+        budget: ContributionBudget | None = None,
         client: ClientInfo | None = None,
         today: Callable[[], dt.date] = utc_today,
     ) -> None:
@@ -128,6 +130,7 @@ class FrictionReporter:
         self._sender = sender
         self._outbox = outbox or Outbox(home)
         self._log = sent_log or SentLog(home)
+        self._budget = budget or ContributionBudget(home)
         self._client = client or default_client_info()
         self._today = today
 
@@ -138,13 +141,28 @@ class FrictionReporter:
     def __call__(self, args: Mapping[str, Any]) -> dict[str, Any]:
         return self.report(args)
 
+    @property
+    def budget(self) -> ContributionBudget:
+        return self._budget
+
     def report(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        if not self._consent.enabled():
+        mode = self._consent.mode()
+        if mode is OFF:
             return {"sent": False, "reason": "anonymous_signals_off"}
-        signal, context = self.prepare(args)
-        result = self._sender.send([signal])
+        request, tool, context, app = self._resolve(args)
+        day = self._today()
+        error_class = context.error_class if context else ErrorClass.no_failure
+        key = contribution_key(tool, error_class, request.friction_type)
+        refusal = self._budget.claim(key, day)
+        if refusal is not None:
+            return {"sent": False, "reason": refusal.value}
+        signal = self._build(request, tool, context, app, day)
         if context is not None:
             self._host.forget_failure(context)
+        if mode is LOCAL:
+            self._log.append("local", [signal])
+            return {"sent": False, "reason": "local_only", "signal_id": str(signal.signal_id)}
+        result = self._sender.send([signal])
         if result.status is Delivery.delivered:
             self._log.append("delivered", [signal])
             return {"sent": True, "signal_id": str(signal.signal_id)}
@@ -155,7 +173,16 @@ class FrictionReporter:
         return {"sent": False, "queued": True}
 
     def prepare(self, args: Mapping[str, Any]) -> tuple[FrictionSignal, FailureContext | None]:
-        """Validate the input and build the signal (no I/O). Raises ToolFailure on bad input."""
+        """Validate the input and build the signal (no I/O, no budget spent).
+
+        Raises ToolFailure on bad input."""
+        request, tool, context, app = self._resolve(args)
+        return self._build(request, tool, context, app, self._today()), context
+
+    def _resolve(
+        self, args: Mapping[str, Any]
+    ) -> tuple[ReportInput, ToolName, FailureContext | None, AppState | None]:
+        """The validated input, the tool it names and LMCP's own facts about its failure."""
         try:
             # JSON mode: strict types, enums by their wire value.
             request = ReportInput.model_validate_json(json.dumps(dict(args)))
@@ -176,16 +203,25 @@ class FrictionReporter:
             tool = context.tool if context else ToolName.other
         entry = host.catalogue.get(tool.value)
         app = host.app_probe.state(entry.app) if (context is None and entry) else None
-        signal = build_signal(
+        return request, tool, context, app
+
+    def _build(
+        self,
+        request: ReportInput,
+        tool: ToolName,
+        context: FailureContext | None,
+        app: AppState | None,
+        day: dt.date,
+    ) -> FrictionSignal:
+        return build_signal(
             request,
             context,
             tool=tool,
             client=self._client,
-            day=self._today(),
-            ring=host.ring.snapshot(),
+            day=day,
+            ring=self._host.ring.snapshot(),
             app=app,
         )
-        return signal, context
 
     def flush(self) -> dict[str, int]:
         """Deliver the outbox (``lmcp signals flush``). Consent off: nothing is sent."""
@@ -209,8 +245,8 @@ class FrictionReporter:
 
     # -- the latest failure, kept on disk for `lmcp signals preview` -------------------------
     def remember_failure(self, context: FailureContext) -> None:
-        """Host listener: keep the latest failure's shapes on disk (only when consent is on)."""
-        if not self._consent.enabled():
+        """Host listener: keep the latest failure's shapes on disk (never when signals are off)."""
+        if self._consent.mode() is OFF:
             return
         doc = {
             "tool": context.tool.value,

@@ -4,7 +4,8 @@ One JSON document (``outbox.json`` under ``LMCP_HOME``) replaced atomically, gua
 inter-process lock, holding at most ``MAX_SIGNALS`` signals (the oldest are dropped first).
 A file that cannot be parsed is set aside as ``outbox.corrupt.json`` and the outbox starts
 empty: a damaged outbox never crashes the host. Entries are re-validated with the wire model on
-load, so the outbox can only ever send what the contract allows.
+load, so the outbox can only ever send what the contract allows; an entry queued by an older
+release (signal v1) is mapped to the current version (``contract.schema.upgrade``).
 """
 
 from __future__ import annotations
@@ -16,17 +17,18 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from client._files import atomic_write_bytes, file_lock
 from client.paths import LmcpHome
-from contract.schema import FrictionSignal
+from contract.schema import AnySignal, FrictionSignal, upgrade
 
 __all__ = ["FORMAT_VERSION", "MAX_SIGNALS", "Outbox", "OutboxAdd"]
 
 log = logging.getLogger(__name__)
 MAX_SIGNALS = 1000
 FORMAT_VERSION = 1
+_ENTRY: TypeAdapter[AnySignal] = TypeAdapter(AnySignal)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +99,7 @@ class Outbox:
         invalid = 0
         for entry in entries:
             try:
-                signals.append(FrictionSignal.model_validate_json(json.dumps(entry)))
+                signals.append(upgrade(_ENTRY.validate_json(json.dumps(entry))))
             except (ValidationError, TypeError, ValueError):
                 invalid += 1
         if invalid:

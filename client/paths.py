@@ -46,6 +46,11 @@ class LmcpHome:
         return self.root / "sent.jsonl"
 
     @property
+    def contributions(self) -> Path:
+        """Today's date and the (tool, error class, friction type) keys used (JSON, no value)."""
+        return self.root / "contributions.json"
+
+    @property
     def last_failure(self) -> Path:
         """The latest failure's shapes, for ``lmcp signals preview`` (JSON, shapes only)."""
         return self.root / "last_failure.json"

@@ -1,7 +1,8 @@
 """The local log of what was sent: ``lmcp signals log`` reads it. Bounded, JSON lines.
 
-It holds exactly the signals as they went over the wire (they carry no values) and what became
-of them: ``delivered`` or ``rejected`` (a 4xx from the collector: dropped, counted here).
+It holds exactly the signals as they went (or would go) over the wire -- they carry no values --
+and what became of them: ``delivered``, ``rejected`` (a 4xx from the collector: dropped, counted
+here) or ``local`` (local-only mode: kept here, never uploaded; ``lmcp signals off`` forgets them).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from contract.schema import FrictionSignal
 __all__ = ["MAX_ENTRIES", "SentLog"]
 
 MAX_ENTRIES = 200
-Status = Literal["delivered", "rejected"]
+Status = Literal["delivered", "rejected", "local"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +64,17 @@ class SentLog:
             except (ValueError, KeyError, TypeError):
                 continue
         return out[-limit:] if limit else out
+
+    def forget_local(self) -> None:
+        """Drop every ``local`` entry (signals kept in local-only mode, never uploaded)."""
+        with file_lock(self._lock):
+            try:
+                lines = self._path.read_bytes().splitlines(keepends=True)
+            except FileNotFoundError:
+                return
+            kept = [line for line in lines if not line.startswith(b'{"status":"local"')]
+            if len(kept) != len(lines):
+                atomic_write_bytes(self._path, b"".join(kept))
 
     def count(self, status: Status) -> int:
         return sum(1 for e in self.entries() if e.status == status)

@@ -4,8 +4,10 @@
   holds more than the cap plus one chunk, so a gzip bomb stops at the cap (413).
 - ``validate_batch`` validates the raw JSON with the shared strict model in one pass
   (``model_validate_json``: no ``json.loads`` then re-validation), and maps failures to value-free
-  problems: malformed JSON (400), too many signals (413), an unsupported schema version, an
-  empty batch, or field errors (422) naming the JSON pointer and the rule.
+  problems: malformed JSON (400), too many signals (413), a missing or unsupported schema
+  version, an empty batch, or field errors (422) naming the JSON pointer and the rule.
+- Each signal may be the current version or the previous one (``AcceptedBatch``, a union on
+  ``schema_version``); ``current_batch`` maps every v1 signal to v2 before any row is built.
 
 Tool names are checked by the model itself: ``ToolName`` is the catalogue's names and ``other``.
 """
@@ -18,10 +20,16 @@ from collections.abc import Sequence
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
-from contract.schema import SUPPORTED_SCHEMA_VERSIONS, SignalBatch
+from contract.schema import (
+    SUPPORTED_SCHEMA_VERSIONS,
+    AcceptedBatch,
+    FrictionSignal,
+    SignalBatch,
+    upgrade,
+)
 from service.errors import ProblemError, describe_errors
 
-__all__ = ["check_content_type", "decode_body", "gunzip_bounded", "validate_batch"]
+__all__ = ["check_content_type", "current_batch", "decode_body", "gunzip_bounded", "validate_batch"]
 
 _CHUNK = 64 * 1024
 
@@ -89,21 +97,60 @@ def _too_large(limit: int) -> ProblemError:
 
 
 def validate_batch(body: bytes) -> SignalBatch:
-    """The validated batch, or a ``ProblemError`` that echoes nothing submitted."""
+    """The validated batch in the current version, or a ``ProblemError`` echoing nothing."""
     try:
-        batch = SignalBatch.model_validate_json(body, strict=True)
+        batch = AcceptedBatch.model_validate_json(body, strict=True)
     except ValidationError as exc:
         raise _problem(exc.errors(include_url=False, include_input=False)) from None
-    # The model pins the version(s) it knows; this keeps the promise explicit and checked.
-    for index, signal in enumerate(batch.signals):
-        if signal.schema_version not in SUPPORTED_SCHEMA_VERSIONS:
-            raise ProblemError(
+    return current_batch(batch)
+
+
+def current_batch(batch: AcceptedBatch) -> SignalBatch:
+    """Every signal of an accepted batch in the current version (v1 mapped by ``upgrade``)."""
+    accepted = batch.signals
+    signals: tuple[FrictionSignal, ...]
+    if all(type(s) is FrictionSignal for s in accepted):
+        signals = accepted  # type: ignore[assignment]  # all current: nothing to map
+    else:
+        signals = tuple(upgrade(s) for s in accepted)
+    # Both shapes were validated: build the batch without validating again.
+    return SignalBatch.model_construct(signals=signals)
+
+
+def _untagged(errors: Sequence[ErrorDetails]) -> list[ErrorDetails]:
+    """Errors located as in the signal itself: the union adds its tag after the index."""
+    out: list[ErrorDetails] = []
+    for err in errors:
+        loc = tuple(err["loc"])
+        if len(loc) > 2 and loc[0] == "signals" and isinstance(loc[2], int):
+            err = {**err, "loc": loc[:2] + loc[3:]}
+        out.append(err)
+    return out
+
+
+def _version_problem(errors: Sequence[ErrorDetails]) -> ProblemError | None:
+    """A signal without ``schema_version``, or with one this collector does not accept."""
+    for kind, code, rule, detail in (
+        ("union_tag_not_found", "missing_schema_version", "missing", "is missing"),
+        ("union_tag_invalid", "unsupported_schema_version", "supported", "is not supported"),
+    ):
+        bad = [e for e in errors if e["type"] == kind]
+        if bad:
+            return ProblemError(
                 422,
-                "unsupported_schema_version",
-                "schema_version is not one this collector accepts.",
-                errors=[{"pointer": f"/signals/{index}/schema_version", "rule": "supported"}],
+                code,
+                f"schema_version {detail}: this collector accepts versions "
+                f"{', '.join(str(v) for v in sorted(SUPPORTED_SCHEMA_VERSIONS))}.",
+                errors=[
+                    {
+                        "pointer": "/" + "/".join(str(p) for p in e["loc"]) + "/schema_version",
+                        "rule": rule,
+                        "detail": f"schema_version {detail}",
+                    }
+                    for e in bad
+                ],
             )
-    return batch
+    return None
 
 
 def _problem(errors: Sequence[ErrorDetails]) -> ProblemError:
@@ -125,14 +172,10 @@ def _problem(errors: Sequence[ErrorDetails]) -> ProblemError:
                 errors=describe_errors(errors),
             )  # fmt: skip
         errors = others
-    described = describe_errors(errors)
-    if any(e["loc"][-1:] == ("schema_version",) for e in errors):
-        return ProblemError(
-            422,
-            "unsupported_schema_version",
-            "schema_version is not one this collector accepts.",
-            errors=described,
-        )
+    version = _version_problem(errors)
+    if version is not None:
+        return version
+    described = describe_errors(_untagged(errors))
     return ProblemError(
         422, "invalid_signals", "The batch does not match the signal schema.", errors=described
     )

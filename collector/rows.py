@@ -54,7 +54,7 @@ SIGNAL_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("error_category", _S),
     ("intent_category", _S),
     ("tool_attempted", _S),
-    ("attempt_count", pa.uint8()),
+    ("attempts", _S),
     ("error_class", _S),
     ("args", pa.list_(pa.struct([("name", _S), ("type", _S), ("size", _S)]))),
     ("ring", pa.list_(pa.struct([("tool", _S), ("outcome", _S)]))),
@@ -108,7 +108,7 @@ def rows_from_models(signals: Sequence[FrictionSignal]) -> pa.Table:
         err_cat.append(None if s.error_category is None else s.error_category._value_)
         intent.append(None if s.intent_category is None else s.intent_category._value_)
         tool.append(s.tool_attempted._value_)
-        attempts.append(s.attempt_count)
+        attempts.append(None if s.attempts is None else s.attempts._value_)
         err_class.append(s.error_class._value_)
         for a in s.args:
             arg_names.append(a.name._value_)

@@ -95,14 +95,14 @@ def _example_signal() -> Any:
     from contract.schema import FrictionSignal
 
     doc = {
-        "schema_version": 1,
+        "schema_version": 2,
         "signal_id": "0b7f2c1e-6a43-4a8e-9a51-2f1d3c4b5a69",
         "day": "2026-11-30",
         "friction_type": "repeated_failure",
         "error_category": "not_found",
         "intent_category": "manage_note",
         "tool_attempted": "read_note",
-        "attempt_count": 3,
+        "attempts": "3-5",
         "error_class": "not_found",
         "args": [{"name": "note_name", "type": "string", "size": "17-256"}],
         "ring": [
@@ -275,17 +275,25 @@ def _wire(vocabularies: dict[str, tuple[str, ...]]) -> list[DataFormat]:
 
 
 def _client_files() -> list[DataFormat]:
+    from contract.privacy import DAILY_SIGNAL_LIMIT
+
     signal_list = "list of FrictionSignal"
     return [
         DataFormat(
             "client.settings",
             "settings.json",
             "LMCP_HOME/settings.json (client/consent.py)",
-            "The user's choice. Missing or unreadable means OFF.",
+            "The user's choice. Missing or unreadable means OFF; the environment only restricts.",
             (
                 CatalogueField(
-                    "anonymous_signals", "boolean", "boolean", False, "true, false", "true",
-                    "On only when true; anything else is off.",
+                    "anonymous_signals", "enum", "enum", False,
+                    "off, local, on (true/false from older releases)", '"on"',
+                    "off: nothing; local: kept for preview/log, never uploaded; on: uploaded.",
+                ),
+                CatalogueField(
+                    "daily_signal_limit", "integer", "integer", True,
+                    f"0..{DAILY_SIGNAL_LIMIT}", str(DAILY_SIGNAL_LIMIT),
+                    "Lowers the daily contribution bound; never raises it.",
                 ),
             ),
         ),
@@ -303,10 +311,11 @@ def _client_files() -> list[DataFormat]:
             "client.sent_log",
             "sent.jsonl",
             "LMCP_HOME/sent.jsonl (client/sentlog.py)",
-            "What was sent from this machine, one JSON line each, at most 200.",
+            "What was sent (or, in local mode, kept) on this machine, one JSON line each, "
+            "at most 200.",
             (
                 CatalogueField(
-                    "status", "enum", "enum", False, "delivered, rejected", '"delivered"'
+                    "status", "enum", "enum", False, "delivered, rejected, local", '"delivered"'
                 ),
                 CatalogueField("signal", "object", "FrictionSignal", False, "", "{…}"),
             ),
@@ -315,7 +324,7 @@ def _client_files() -> list[DataFormat]:
             "client.last_failure",
             "last_failure.json",
             "LMCP_HOME/last_failure.json (client/friction.py)",
-            "The latest failure's shapes, for `lmcp signals preview`; only written when on.",
+            "The latest failure's shapes, for `lmcp signals preview`; never written when off.",
             (
                 CatalogueField("tool", "enum", "enum tool_name", False, "24 values of `tool_name`",
                                '"read_note"'),
@@ -324,6 +333,20 @@ def _client_files() -> list[DataFormat]:
                 CatalogueField("args", "list", "list of ArgShape", False, "0..32 items", "[{…}]"),
                 CatalogueField("ring", "list", "list of RingEntry", False, "0..10 items", "[{…}]"),
                 CatalogueField("app", "object", "AppState", False, "", "{…}"),
+            ),
+        ),
+        DataFormat(
+            "client.contributions",
+            "contributions.json",
+            "LMCP_HOME/contributions.json (client/contributions.py)",
+            "The daily contribution bound: today's UTC date and the keys used, never a value.",
+            (
+                CatalogueField("day", "date", "date", False, "a UTC day", '"2026-11-30"'),
+                CatalogueField("keys", "list", "list of string", False,
+                               f"0..{DAILY_SIGNAL_LIMIT} items of tool/error_class/friction_type",
+                               '["read_note/not_found/cannot_complete"]'),
+                CatalogueField("full", "boolean", "boolean", True, "true",
+                               "true", "Set when the file was unreadable: the day is spent."),
             ),
         ),
     ]  # fmt: skip

@@ -35,7 +35,7 @@ def one_signal(
 ) -> FrictionSignal:
     return FrictionSignal.model_validate(
         {
-            "schema_version": 1,
+            "schema_version": 2,
             "signal_id": uuid.uuid4(),
             "day": day,
             "friction_type": friction,

@@ -59,7 +59,13 @@ OFF_MODES: dict[str, tuple[Callable[[Path], None], dict[str, str]]] = {
     "LMCP_ANONYMOUS_SIGNALS=yes (not 1)": (_settings(True), {"LMCP_ANONYMOUS_SIGNALS": "yes"}),
     "unreadable settings file": (_unreadable, {}),
     "malformed settings file": (_malformed, {}),
-    "non-boolean setting": (_settings("true"), {}),
+    "unknown setting": (_settings("true"), {}),
+    # The environment can only restrict: "1" never turns signals on (issue 15, finding 6).
+    "LMCP_ANONYMOUS_SIGNALS=1, settings off": (
+        _settings("off"),
+        {"LMCP_ANONYMOUS_SIGNALS": "1"},
+    ),
+    "LMCP_ANONYMOUS_SIGNALS=1 with no settings file": (_nothing, {"LMCP_ANONYMOUS_SIGNALS": "1"}),
 }
 
 STATE_FILES = ("outbox.json", "sent.jsonl", "last_failure.json", "outbox.corrupt.json")
@@ -164,7 +170,7 @@ def test_lmcp_signals_off_purges_the_outbox(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert guard.attempts == []
     assert not (home / "outbox.json").exists()
-    assert json.loads((home / "settings.json").read_text())["anonymous_signals"] is False
+    assert json.loads((home / "settings.json").read_text())["anonymous_signals"] == "off"
 
 
 # -- the MCP server process: no connection reaches a listening "collector" --------------------
@@ -235,9 +241,15 @@ anyio.run(main)
     [
         ("off: DO_NOT_TRACK=1", _settings(True), {"DO_NOT_TRACK": "1"}, 0),
         ("off: no settings file", _nothing, {}, 0),
+        (
+            "off: settings off, LMCP_ANONYMOUS_SIGNALS=1",
+            _settings("off"),
+            {"LMCP_ANONYMOUS_SIGNALS": "1"},
+            0,
+        ),
         ("on: the control", _settings(True), {}, 1),
     ],
-    ids=["dnt", "no-settings", "on-control"],
+    ids=["dnt", "no-settings", "env-cannot-turn-on", "on-control"],
 )
 def test_mcp_server_process_connects_only_when_on(
     tmp_path: Path,

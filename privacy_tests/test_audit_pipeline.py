@@ -206,10 +206,10 @@ def _audit(
     def through_the_host(c: dict[CanaryKind, Canary]) -> None:
         nonlocal delivered
         home = tmp_path_factory.mktemp("home")
+        (home / "settings.json").write_text('{"anonymous_signals": "on"}')  # the user chose on
         wire = RecordingTransport()
         env = {
             "LMCP_HOME": str(home),
-            "LMCP_ANONYMOUS_SIGNALS": "1",
             "LMCP_COLLECTOR_URL": pipeline.base,
         }
         rt = Runtime.from_env(env, transport=wire)
@@ -250,9 +250,9 @@ def _audit(
     def over_mcp(c: dict[CanaryKind, Canary]) -> None:
         nonlocal delivered
         home = tmp_path_factory.mktemp("mcp-home")
+        (home / "settings.json").write_text('{"anonymous_signals": "on"}')  # the user chose on
         env = {
             "LMCP_HOME": str(home),
-            "LMCP_ANONYMOUS_SIGNALS": "1",
             "LMCP_COLLECTOR_URL": pipeline.base,
             "PYTHONPATH": str(REPO),
             "PATH": os.environ.get("PATH", ""),

@@ -92,10 +92,11 @@ def test_canaries_never_leave_capture(
 ) -> None:
     value = case.value
     home = tmp_path_factory.mktemp("home")
+    (home / "settings.json").write_text('{"anonymous_signals": "on"}')  # the user chose on
     collector = FakeCollector(reachable=reachable)
     with capture_logs() as capture:
         rt = Runtime.from_env(
-            {"LMCP_HOME": str(home), "LMCP_ANONYMOUS_SIGNALS": "1"},
+            {"LMCP_HOME": str(home)},
             transport=collector,
         )
         rt.sender._sleep = lambda s: None  # noqa: SLF001

@@ -154,10 +154,11 @@ def test_recipe_canaries_never_reach_a_signal_the_outbox_or_the_logs(
     tmp_path_factory: pytest.TempPathFactory, planted: dict[CanaryKind, Canary], reachable: bool
 ) -> None:
     home: Path = tmp_path_factory.mktemp("home")
+    (home / "settings.json").write_text('{"anonymous_signals": "on"}')  # the user chose on
     collector = FakeCollector(reachable=reachable)
     with capture_logs() as logs:
         rt = Runtime.from_env(
-            {"LMCP_HOME": str(home), "LMCP_ANONYMOUS_SIGNALS": "1"},
+            {"LMCP_HOME": str(home)},
             transport=collector,
         )
         rt.sender._sleep = lambda s: None  # noqa: SLF001

@@ -59,6 +59,8 @@ class ClientResult:
     plan: ClientPlan
     sent_ids: list[str] = field(default_factory=list)
     not_sent: int = 0
+    #: Reports the daily contribution bound refused (daily_duplicate, daily_limit): by design.
+    bounded: int = 0
     requests: int = 0
     calls: int = 0
     failures: int = 0
@@ -307,6 +309,8 @@ def run_client(plan: ClientPlan, root: Path, url: str) -> ClientResult:
             out = runtime.reporter.report(report.args())
             if out.get("sent"):
                 result.sent_ids.append(str(out["signal_id"]))
+            elif out.get("reason") in ("daily_duplicate", "daily_limit"):
+                result.bounded += 1
             else:
                 result.not_sent += 1
     finally:

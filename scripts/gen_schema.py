@@ -2,7 +2,9 @@
 
 - ``contract/schema/_names.py``: the ``ToolName`` and ``ArgName`` enums (catalogue names +
   ``other``);
-- ``docs/schema/friction-signal.v1.json``: the signal's JSON Schema.
+- ``docs/schema/friction-signal.v2.json`` and ``signal-batch.v2.json``: the current signal's
+  JSON Schemas; ``friction-signal.v1.json`` and ``signal-batch.v1.json``: the previous version's,
+  still accepted by the collector (kept for reference, from ``FrictionSignalV1``).
 
 Tests fail when any of these differ from what this script would write; run ``make generate``
 (``scripts/generate.py``, which regenerates every generated file) and review the diff.
@@ -13,12 +15,19 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOGUE = ROOT / "contract" / "catalogue" / "tools.json"
 NAMES_PY = ROOT / "contract" / "schema" / "_names.py"
-SIGNAL_SCHEMA = ROOT / "docs" / "schema" / "friction-signal.v1.json"
-BATCH_SCHEMA = ROOT / "docs" / "schema" / "signal-batch.v1.json"
+SCHEMAS = ROOT / "docs" / "schema"
+SIGNAL_SCHEMA = SCHEMAS / "friction-signal.v2.json"
+BATCH_SCHEMA = SCHEMAS / "signal-batch.v2.json"
+SIGNAL_SCHEMA_V1 = SCHEMAS / "friction-signal.v1.json"
+BATCH_SCHEMA_V1 = SCHEMAS / "signal-batch.v1.json"
 
 
 def _ident(name: str) -> str:
@@ -53,18 +62,28 @@ def render_names(catalogue: dict[str, object]) -> str:
     return "\n".join(lines)
 
 
+def _render(model: type[BaseModel]) -> str:
+    schema = model.model_json_schema(mode="validation")
+    return json.dumps(schema, indent=2, sort_keys=True) + "\n"
+
+
 def render_signal_schema() -> str:
     from contract.schema import FrictionSignal
 
-    schema = FrictionSignal.model_json_schema(mode="validation")
-    return json.dumps(schema, indent=2, sort_keys=True) + "\n"
+    return _render(FrictionSignal)
 
 
 def render_batch_schema() -> str:
     from contract.schema import SignalBatch
 
-    schema = SignalBatch.model_json_schema(mode="validation")
-    return json.dumps(schema, indent=2, sort_keys=True) + "\n"
+    return _render(SignalBatch)
+
+
+def render_v1_schemas() -> dict[Path, str]:
+    """The previous version's schemas (the collector still accepts it)."""
+    from contract.schema import FrictionSignalV1, SignalBatchV1
+
+    return {SIGNAL_SCHEMA_V1: _render(FrictionSignalV1), BATCH_SCHEMA_V1: _render(SignalBatchV1)}
 
 
 def main() -> int:
@@ -73,7 +92,10 @@ def main() -> int:
     SIGNAL_SCHEMA.parent.mkdir(parents=True, exist_ok=True)
     SIGNAL_SCHEMA.write_text(render_signal_schema(), encoding="utf-8")
     BATCH_SCHEMA.write_text(render_batch_schema(), encoding="utf-8")
-    sys.stdout.write(f"wrote {NAMES_PY.name}, {SIGNAL_SCHEMA.name}, {BATCH_SCHEMA.name}\n")
+    for path, text in render_v1_schemas().items():
+        path.write_text(text, encoding="utf-8")
+    written = (NAMES_PY, SIGNAL_SCHEMA, BATCH_SCHEMA, SIGNAL_SCHEMA_V1, BATCH_SCHEMA_V1)
+    sys.stdout.write(f"wrote {', '.join(p.name for p in written)}\n")
     return 0
 
 

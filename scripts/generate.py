@@ -18,13 +18,16 @@ from pathlib import Path
 
 from scripts.gen_schema import (
     BATCH_SCHEMA,
+    BATCH_SCHEMA_V1,
     CATALOGUE,
     NAMES_PY,
     ROOT,
     SIGNAL_SCHEMA,
+    SIGNAL_SCHEMA_V1,
     render_batch_schema,
     render_names,
     render_signal_schema,
+    render_v1_schemas,
 )
 
 DATA_CATALOGUE_MD = ROOT / "docs" / "data-catalogue.md"
@@ -51,6 +54,10 @@ ARTEFACTS: tuple[Artefact, ...] = (
     Artefact(NAMES_PY, _names, "contract/catalogue/tools.json"),
     Artefact(SIGNAL_SCHEMA, render_signal_schema, "contract.schema.FrictionSignal"),
     Artefact(BATCH_SCHEMA, render_batch_schema, "contract.schema.SignalBatch"),
+    Artefact(
+        SIGNAL_SCHEMA_V1, lambda: render_v1_schemas()[SIGNAL_SCHEMA_V1], "the v1 signal model"
+    ),
+    Artefact(BATCH_SCHEMA_V1, lambda: render_v1_schemas()[BATCH_SCHEMA_V1], "the v1 batch model"),
     Artefact(DATA_CATALOGUE_MD, _data_catalogue, "lmcp.datacatalogue (lmcp signals catalogue)"),
 )
 

@@ -24,6 +24,7 @@ from contract.schema import (
     ArgName,
     ArgShape,
     ArgType,
+    AttemptsBucket,
     ClientInfo,
     ErrorCategory,
     ErrorClass,
@@ -46,7 +47,7 @@ TODAY = dt.date(2026, 11, 30)
 BARE: Mapping[str, Any] = {
     "error_category": None,
     "intent_category": None,
-    "attempt_count": None,
+    "attempts": None,
     "args": (),
     "ring": (),
     "app": AppState(),
@@ -56,14 +57,14 @@ BARE: Mapping[str, Any] = {
 def make_signal(**overrides: Any) -> FrictionSignal:
     """A valid signal with a fresh id; ``overrides`` replace fields (model or wire values)."""
     fields: dict[str, Any] = {
-        "schema_version": 1,
+        "schema_version": 2,
         "signal_id": uuid.uuid4(),
         "day": TODAY,
         "friction_type": FrictionType.cannot_complete,
         "error_category": ErrorCategory.timeout,
         "intent_category": IntentCategory.manage_note,
         "tool_attempted": ToolName.read_note,
-        "attempt_count": 2,
+        "attempts": AttemptsBucket.two,
         "error_class": ErrorClass.timeout,
         "args": (ArgShape(name=ArgName.note_name, type=ArgType.string, size=SizeBucket.up_to_16),),
         "ring": (
@@ -102,14 +103,14 @@ ring_entries = st.builds(
 #: Any valid signal (for property tests).
 signals = st.builds(
     FrictionSignal,
-    schema_version=st.just(1),
+    schema_version=st.just(2),
     signal_id=st.uuids(version=4),
     day=st.dates(dt.date(2020, 1, 1), dt.date(2030, 12, 31)),
     friction_type=st.sampled_from(FrictionType),
     error_category=_opt(st.sampled_from(ErrorCategory)),
     intent_category=_opt(st.sampled_from(IntentCategory)),
     tool_attempted=st.sampled_from(ToolName),
-    attempt_count=_opt(st.integers(1, 100)),
+    attempts=_opt(st.sampled_from(AttemptsBucket)),
     error_class=st.sampled_from(ErrorClass),
     args=st.lists(
         st.builds(

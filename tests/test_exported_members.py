@@ -28,6 +28,8 @@ MODULES = [
     "client.host",
     "client.errors",
     "client.consent",
+    "client.contributions",
+    "contract.privacy",
     "client.outbox",
     "client.sender",
     "client.friction",
@@ -124,4 +126,7 @@ def test_schema_surface() -> None:
         "SUPPORTED_SCHEMA_VERSIONS", "AppState", "ArgName", "ArgShape", "ArgType", "ClientInfo",
         "ErrorCategory", "ErrorClass", "FrictionSignal", "FrictionType", "IntentCategory",
         "Outcome", "Platform", "RingEntry", "SignalBatch", "SizeBucket", "ToolName",
+        # signal v2 and the previous version the collector still accepts
+        "AttemptsBucket", "attempts_bucket", "FrictionSignalV1", "SignalBatchV1", "AnySignal",
+        "AcceptedBatch", "upgrade",
     }  # fmt: skip

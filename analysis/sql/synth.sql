@@ -161,7 +161,7 @@ rings AS (
 )
 SELECT
     gen_random_uuid() AS signal_id,
-    1 AS schema_version,
+    2 AS schema_version,
     $end_day - CAST(age AS INTEGER) AS day,
     $end_day - CAST(age AS INTEGER) + CASE WHEN u_type < 0.1 AND age > 0 THEN 1 ELSE 0 END
         AS received_day,
@@ -192,8 +192,9 @@ SELECT
     END AS intent_category,
     tool AS tool_attempted,
     CASE WHEN u_attempts < 0.25 THEN NULL
-         ELSE 1 + CAST(floor(12 * pow((u_attempts - 0.25) / 0.75, 4)) AS INTEGER)
-    END AS attempt_count,
+         ELSE ['1', '2', '3-5', '3-5', '3-5', '6-10', '6-10', '6-10', '6-10', '6-10', 'more',
+               'more', 'more'][1 + CAST(floor(12 * pow((u_attempts - 0.25) / 0.75, 4)) AS INTEGER)]
+    END AS attempts,
     cls AS error_class,
     list_transform(args_of[tool], lambda a, j: {
         'name': a,

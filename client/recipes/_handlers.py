@@ -85,7 +85,14 @@ class RecipeService:
         return self.save_raw(args["manifest"], overwrite=args.get("overwrite") is True)
 
     def recipe_run(self, args: Mapping[str, Any]) -> Any:
-        manifest = self.load(str(args["name"]))
+        stored = self.load(str(args["name"]))
+        # The file may have been edited on disk since it was saved: the rules of save and
+        # import (catalogue tools, no report_friction or recipe_* step, declared params) hold
+        # again before anything runs.
+        try:
+            manifest = self.checker.check(stored.to_json()).manifest
+        except ManifestError as exc:
+            raise _invalid(exc) from None
         self.cancel.clear()
         return run_recipe(
             manifest,

@@ -23,6 +23,7 @@ from typing import Any
 
 from client.errors import ToolFailure
 from client.host import Reply, ToolHost
+from client.recipes._check import NOT_IN_RECIPES
 from client.recipes._interpolate import RefSyntaxError, Unresolved, interpolate
 from client.recipes._manifest import Manifest, Param, ToolStep, WaitStep, type_matches
 from contract.schema import ErrorClass, Outcome
@@ -96,6 +97,18 @@ def plan(manifest: Manifest, host: ToolHost) -> list[dict[str, Any]]:
     return out
 
 
+def _refuse_forbidden_steps(manifest: Manifest, host: ToolHost) -> None:
+    for index, step in enumerate(manifest.steps):
+        if isinstance(step, ToolStep) and (
+            step.tool in NOT_IN_RECIPES or host.catalogue.get(step.tool) is None
+        ):
+            raise ToolFailure(
+                ErrorClass.invalid_arguments,
+                f"steps[{index}].tool: cannot be a recipe step; nothing was run",
+                code="invalid_manifest",
+            )
+
+
 def _state_changing(manifest: Manifest, host: ToolHost) -> bool:
     for step in manifest.steps:
         if isinstance(step, ToolStep):
@@ -134,7 +147,12 @@ def run_recipe(
     confirm: bool = False,
     control: RunControl | None = None,
 ) -> Any:
-    """Run ``manifest``; returns a JSON-able result or a ``Reply`` (preview / failed)."""
+    """Run ``manifest``; returns a JSON-able result or a ``Reply`` (preview / failed).
+
+    Callers re-check a stored manifest with the save rules first (``RecipeService``); this
+    refuses, before any step runs, a step no recipe may call or a tool outside the catalogue.
+    """
+    _refuse_forbidden_steps(manifest, host)
     values = bind_params(manifest.params, params)
     if _state_changing(manifest, host) and not confirm:
         preview = {

@@ -7,6 +7,7 @@ SELECT * REPLACE (
     CAST(error_category AS VARCHAR) AS error_category,
     CAST(intent_category AS VARCHAR) AS intent_category,
     CAST(tool_attempted AS VARCHAR) AS tool_attempted,
+    CAST(attempts AS VARCHAR) AS attempts,
     CAST(error_class AS VARCHAR) AS error_class,
     CAST(to_json(args) AS VARCHAR) AS args,
     CAST(to_json(ring) AS VARCHAR) AS ring,

@@ -3,8 +3,10 @@
 Imports only the standard library and pydantic (a privacy test proves it).
 """
 
+from contract.schema._compat import AcceptedBatch, AnySignal, attempts_bucket, upgrade
 from contract.schema._enums import (
     ArgType,
+    AttemptsBucket,
     ErrorCategory,
     ErrorClass,
     FrictionType,
@@ -15,7 +17,6 @@ from contract.schema._enums import (
 )
 from contract.schema._models import (
     MAX_ARGS,
-    MAX_ATTEMPT_COUNT,
     MAX_BATCH,
     RING_SIZE,
     SCHEMA_VERSION,
@@ -28,6 +29,7 @@ from contract.schema._models import (
     SignalBatch,
 )
 from contract.schema._names import ArgName, ToolName
+from contract.schema._v1 import MAX_ATTEMPT_COUNT, FrictionSignalV1, SignalBatchV1
 
 __all__ = [
     "MAX_ARGS",
@@ -36,20 +38,27 @@ __all__ = [
     "RING_SIZE",
     "SCHEMA_VERSION",
     "SUPPORTED_SCHEMA_VERSIONS",
+    "AcceptedBatch",
+    "AnySignal",
     "AppState",
     "ArgName",
     "ArgShape",
     "ArgType",
+    "AttemptsBucket",
     "ClientInfo",
     "ErrorCategory",
     "ErrorClass",
     "FrictionSignal",
+    "FrictionSignalV1",
     "FrictionType",
     "IntentCategory",
     "Outcome",
     "Platform",
     "RingEntry",
     "SignalBatch",
+    "SignalBatchV1",
     "SizeBucket",
     "ToolName",
+    "attempts_bucket",
+    "upgrade",
 ]

@@ -113,6 +113,19 @@ class SizeBucket(StrEnum):
     over_1m = "1M+"
 
 
+class AttemptsBucket(StrEnum):
+    """How many times the agent says it tried, bucketed at the client (signal v2).
+
+    The agent's raw count never leaves the client: a free integer is a covert channel.
+    """
+
+    one = "1"
+    two = "2"
+    three_to_five = "3-5"
+    six_to_ten = "6-10"
+    more = "more"  # 11 or more
+
+
 class Platform(StrEnum):
     """The client's operating system family."""
 

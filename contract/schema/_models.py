@@ -1,4 +1,4 @@
-"""The friction signal, version 1: the one wire contract between client and collector.
+"""The friction signal, version 2: the one wire contract between client and collector.
 
 Every field is an enum, a bool, a bounded int, a date, a random UUID4 or a catalogue name.
 There is no free-text field, no identifier of a person or machine, and no time finer than a day.
@@ -13,6 +13,7 @@ from pydantic import UUID4, BaseModel, ConfigDict, Field
 
 from contract.schema._enums import (
     ArgType,
+    AttemptsBucket,
     ErrorCategory,
     ErrorClass,
     FrictionType,
@@ -23,12 +24,11 @@ from contract.schema._enums import (
 )
 from contract.schema._names import ArgName, ToolName
 
-SCHEMA_VERSION: Literal[1] = 1
-#: The versions a collector accepts: the current and the previous one (v1 is the first).
-SUPPORTED_SCHEMA_VERSIONS: frozenset[int] = frozenset({1})
+SCHEMA_VERSION: Literal[2] = 2
+#: The versions a collector accepts: the current and the previous one (docs/signal-schema.md).
+SUPPORTED_SCHEMA_VERSIONS: frozenset[int] = frozenset({1, 2})
 RING_SIZE = 10
 MAX_ARGS = 32
-MAX_ATTEMPT_COUNT = 100
 MAX_BATCH = 500
 #: A release version: MAJOR.MINOR.PATCH, small numbers, no pre-release or build suffix.
 VERSION_PATTERN = r"^(0|[1-9][0-9]{0,2})\.(0|[1-9][0-9]{0,2})\.(0|[1-9][0-9]{0,3})$"
@@ -81,17 +81,17 @@ class ClientInfo(BaseModel):
 
 
 class FrictionSignal(BaseModel):
-    """One anonymous friction signal, schema version 1."""
+    """One anonymous friction signal, schema version 2 (the current one)."""
 
     model_config = ConfigDict(
         frozen=True,
         extra="forbid",
         strict=True,
         title="FrictionSignal",
-        json_schema_extra={"$id": "https://lmcp.invalid/schema/friction-signal.v1.json"},
+        json_schema_extra={"$id": "https://lmcp.invalid/schema/friction-signal.v2.json"},
     )
 
-    schema_version: Literal[1] = Field(description="Wire format version.")
+    schema_version: Literal[2] = Field(description="Wire format version.")
     signal_id: UUID4 = Field(
         description="Random per signal, for de-duplication of retries; derived from nothing."
     )
@@ -100,7 +100,11 @@ class FrictionSignal(BaseModel):
     error_category: ErrorCategory | None = None
     intent_category: IntentCategory | None = None
     tool_attempted: ToolName = Field(description="The catalogue tool involved, or `other`.")
-    attempt_count: Annotated[int, Field(ge=1, le=MAX_ATTEMPT_COUNT)] | None = None
+    attempts: AttemptsBucket | None = Field(
+        default=None,
+        description="How many times the agent says it tried, bucketed at the client; "
+        "null when the agent gave no count.",
+    )
     error_class: ErrorClass
     args: Annotated[tuple[ArgShape, ...], Field(max_length=MAX_ARGS)] = ()
     ring: Annotated[tuple[RingEntry, ...], Field(max_length=RING_SIZE)] = Field(
@@ -111,8 +115,14 @@ class FrictionSignal(BaseModel):
 
 
 class SignalBatch(BaseModel):
-    """The body of ``POST /v1/signals``."""
+    """The body of ``POST /v1/signals`` as a current client sends it (v2 signals only)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, title="SignalBatch")
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        strict=True,
+        title="SignalBatch",
+        json_schema_extra={"$id": "https://lmcp.invalid/schema/signal-batch.v2.json"},
+    )
 
     signals: Annotated[tuple[FrictionSignal, ...], Field(min_length=1, max_length=MAX_BATCH)]

@@ -16,7 +16,7 @@ import pytest
 
 from collector.db import migrate
 from collector.store import flush_rows
-from contract.schema import FrictionSignal
+from contract.schema import FrictionSignal, attempts_bucket
 from tests.factories import make_signal
 
 D0 = dt.date(2026, 3, 1)
@@ -48,7 +48,7 @@ def signal(
         error_category=None,
         intent_category=intent,
         tool_attempted=tool,
-        attempt_count=attempts,
+        attempts=attempts_bucket(attempts),
         error_class=error_class,
         args=tuple({"name": n, "type": t, "size": s} for n, t, s in args),
         ring=tuple({"tool": t, "outcome": o} for t, o in ring),

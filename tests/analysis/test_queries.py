@@ -235,8 +235,8 @@ def test_attempt_count_distribution(make_db: MakeDb) -> None:
     rows = analysis.attempts(con, Filters(start=day(1), end=day(1))).rows
     assert [(r.attempts, r.n, r.share_pct) for r in rows] == [
         ("1", 6, 28.6),
-        ("4-5", 5, 23.8),
-        ("11+", 5, 23.8),
+        ("3-5", 5, 23.8),
+        ("more", 5, 23.8),
         ("unspecified", 5, 23.8),
     ]
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -43,8 +44,13 @@ def make_runtime(
     made: list[Runtime] = []
 
     def make(
-        *responses: httpx.Response | Exception, env: dict[str, str] | None = None
+        *responses: httpx.Response | Exception,
+        env: dict[str, str] | None = None,
+        mode: str | None = None,
     ) -> tuple[Runtime, Recorder]:
+        """``mode``: the user's choice (``lmcp signals off|local|on``) written first."""
+        if mode is not None:
+            home.settings.write_text(json.dumps({"anonymous_signals": mode}))
         recorder = Recorder(*responses)
         environ = {"LMCP_HOME": str(home.root), **(env or {})}
         rt = Runtime.from_env(environ, transport=recorder.transport)

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from client.capture import BUCKET_BOUNDS, bucket, capture_args, shape_of
 from contract.catalogue import load_catalogue
-from contract.schema import ArgName, ArgType, SizeBucket
+from contract.schema import ArgName, ArgShape, ArgType, SizeBucket
 
 ORDER = list(SizeBucket)
 json_values = st.recursive(
@@ -85,7 +85,15 @@ def test_shapes_never_contain_a_value(args: dict[str, object]) -> None:
     declared = set(tool.arg_names) if tool else set()
     names = [s.name.value for s in shapes]
     assert all(n in declared or n == "other" for n in names)
-    assert len(shapes) == min(len(args), 32)
+    undeclared = [k for k in args if k not in declared]
+    assert len(shapes) == len(args) - len(undeclared) + (1 if undeclared else 0)
+    # Undeclared keys fold into ONE `other` entry, whatever their number, types and sizes:
+    # an agent cannot spell a value out in the shapes of many undeclared keys.
+    assert names.count("other") == (1 if undeclared else 0)
+    if undeclared:
+        assert shapes[-1] == ArgShape(
+            name=ArgName.other, type=ArgType.object, size=bucket(len(undeclared))
+        )
     assert json.dumps([s.model_dump(mode="json") for s in shapes])  # serialisable
 
 
@@ -95,5 +103,5 @@ def test_declared_names_kept_and_sorted() -> None:
     assert [(s.name.value, s.type.value, s.size) for s in shapes] == [
         ("subject", "string", SizeBucket.up_to_16),
         ("to", "array", SizeBucket.up_to_16),
-        ("other", "integer", None),
+        ("other", "object", SizeBucket.up_to_16),
     ]

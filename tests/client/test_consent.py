@@ -17,7 +17,16 @@ from client.runtime import Runtime
 
 from .conftest import Recorder
 
-SIGNAL_FILES = {"outbox.json", "sent.jsonl", "last_failure.json", "outbox.corrupt.json"}
+SIGNAL_FILES = {
+    "outbox.json",
+    "sent.jsonl",
+    "last_failure.json",
+    "outbox.corrupt.json",
+    "contributions.json",
+}
+SENT = {"sent.jsonl", "last_failure.json", "contributions.json"}
+QUEUED = {"outbox.json", "last_failure.json", "contributions.json"}
+KEPT = {"sent.jsonl", "last_failure.json", "contributions.json"}  # local: the log, no upload
 
 
 def _files(root: Path) -> set[str]:
@@ -36,76 +45,53 @@ def _unreadable(home: LmcpHome) -> None:
     home.settings.mkdir()  # a directory where the file should be: reading fails
 
 
-MODES = [
-    # (id, settings writer, env, reachable collector, requests, signal files written)
-    ("no-settings-file", _settings(None), {}, True, 0, set()),
-    ("file-off", _settings('{"anonymous_signals": false}'), {}, True, 0, set()),
+_FILE = {
+    "no-file": _settings(None),
+    "off": _settings('{"anonymous_signals": "off"}'),
+    "local": _settings('{"anonymous_signals": "local"}'),
+    "on": _settings('{"anonymous_signals": "on"}'),
+}
+#: What each user choice does with no restricting environment: (requests, files written).
+_UNRESTRICTED = {"no-file": (0, set()), "off": (0, set()), "local": (0, KEPT), "on": (1, SENT)}
+_ENVS: dict[str, dict[str, str]] = {
+    "": {},
+    "LMCP_ANONYMOUS_SIGNALS=1": {"LMCP_ANONYMOUS_SIGNALS": "1"},  # allows; never turns on
+    "LMCP_ANONYMOUS_SIGNALS=0": {"LMCP_ANONYMOUS_SIGNALS": "0"},
+    "LMCP_ANONYMOUS_SIGNALS=yes": {"LMCP_ANONYMOUS_SIGNALS": "yes"},  # unknown: off
+    "DO_NOT_TRACK=1": {"DO_NOT_TRACK": "1"},
+    "DO_NOT_TRACK=0": {"DO_NOT_TRACK": "0"},  # "0" is unset
+    "DO_NOT_TRACK=1+LMCP_ANONYMOUS_SIGNALS=1": {"DO_NOT_TRACK": "1", "LMCP_ANONYMOUS_SIGNALS": "1"},
+}
+_RESTRICTS = {"LMCP_ANONYMOUS_SIGNALS=0", "LMCP_ANONYMOUS_SIGNALS=yes", "DO_NOT_TRACK=1",
+              "DO_NOT_TRACK=1+LMCP_ANONYMOUS_SIGNALS=1"}  # fmt: skip
+
+#: (id, settings writer, env, reachable collector, requests, signal files written): every user
+#: choice under every environment. The environment can only take signals DOWN to off.
+MODES: list[tuple[str, Callable[[LmcpHome], None], dict[str, str], bool, int, set[str]]] = [
     (
-        "file-on",
-        _settings('{"anonymous_signals": true}'),
-        {},
+        f"{choice}{'+' + env_id if env_id else ''}",
+        _FILE[choice],
+        env,
         True,
-        1,
-        {"sent.jsonl", "last_failure.json"},
-    ),
-    (
-        "file-on-unreachable",
-        _settings('{"anonymous_signals": true}'),
-        {},
-        False,
-        4,
-        {"outbox.json", "last_failure.json"},
-    ),
+        *((0, set()) if env_id in _RESTRICTS else _UNRESTRICTED[choice]),
+    )
+    for choice in _FILE
+    for env_id, env in _ENVS.items()
+] + [
+    ("on-unreachable", _FILE["on"], {}, False, 8, QUEUED),  # 4 tries in the report, 4 in flush
+    ("legacy-true", _settings('{"anonymous_signals": true}'), {}, True, 1, SENT),
+    ("legacy-false", _settings('{"anonymous_signals": false}'), {}, True, 0, set()),
     ("file-garbage", _settings("{not json"), {}, True, 0, set()),
-    ("file-non-bool", _settings('{"anonymous_signals": "yes"}'), {}, True, 0, set()),
+    ("file-unknown-mode", _settings('{"anonymous_signals": "yes"}'), {}, True, 0, set()),
+    ("file-non-bool", _settings('{"anonymous_signals": 1}'), {}, True, 0, set()),
     ("unreadable", _unreadable, {}, True, 0, set()),
     (
-        "dnt-over-file-on",
-        _settings('{"anonymous_signals": true}'),
-        {"DO_NOT_TRACK": "1"},
-        True,
-        0,
-        set(),
-    ),
-    (
-        "env-off-over-file-on",
-        _settings('{"anonymous_signals": true}'),
-        {"LMCP_ANONYMOUS_SIGNALS": "0"},
-        True,
-        0,
-        set(),
-    ),
-    (
-        "env-on-no-file",
-        _settings(None),
+        "unreadable+LMCP_ANONYMOUS_SIGNALS=1",
+        _unreadable,
         {"LMCP_ANONYMOUS_SIGNALS": "1"},
         True,
-        1,
-        {"sent.jsonl", "last_failure.json"},
-    ),
-    (
-        "env-garbage",
-        _settings('{"anonymous_signals": true}'),
-        {"LMCP_ANONYMOUS_SIGNALS": "yes"},
-        True,
         0,
         set(),
-    ),
-    (
-        "dnt-over-env-on",
-        _settings(None),
-        {"LMCP_ANONYMOUS_SIGNALS": "1", "DO_NOT_TRACK": "true"},
-        True,
-        0,
-        set(),
-    ),
-    (
-        "dnt-zero-is-unset",
-        _settings('{"anonymous_signals": true}'),
-        {"DO_NOT_TRACK": "0"},
-        True,
-        1,
-        {"sent.jsonl", "last_failure.json"},
     ),
 ]
 
@@ -131,12 +117,17 @@ def test_mode_handling(
     rt.sender._sleep = lambda s: None  # noqa: SLF001 - keep the unreachable case fast
     rt.host.dispatch("read_note", {"note_name": "x"})  # fails: no handler or no such note
     result = rt.reporter.report({"friction_type": "cannot_complete", "tool_attempted": "read_note"})
+    flushed = rt.reporter.flush()
     rt.close()
     assert len(recorder.requests) == want_requests
     written = (_files(home.root) - before) & SIGNAL_FILES
     assert written == want_files
-    if want_requests == 0:
+    if not want_files:
         assert result == {"sent": False, "reason": "anonymous_signals_off"}
+    if want_files == KEPT and want_requests == 0:
+        assert result["reason"] == "local_only"
+        assert [e.status for e in rt.sent_log.entries()] == ["local"]
+        assert flushed == {"delivered": 0, "rejected": 0, "pending": 0}
 
 
 def test_turning_off_purges_a_non_empty_outbox(home: LmcpHome) -> None:

@@ -12,6 +12,7 @@ from contract.catalogue import load_catalogue, raw_catalogue
 from contract.schema import (
     ArgName,
     ArgType,
+    AttemptsBucket,
     ErrorCategory,
     ErrorClass,
     FrictionSignal,
@@ -29,6 +30,7 @@ from scripts.gen_schema import (
     render_batch_schema,
     render_names,
     render_signal_schema,
+    render_v1_schemas,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,9 +38,15 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_committed_json_schema_matches_the_model() -> None:
     assert SIGNAL_SCHEMA.read_text(encoding="utf-8") == render_signal_schema(), (
-        "docs/schema/friction-signal.v1.json differs from FrictionSignal: run `make generate`"
+        "docs/schema/friction-signal.v2.json differs from FrictionSignal: run `make generate`"
     )
     assert BATCH_SCHEMA.read_text(encoding="utf-8") == render_batch_schema()
+
+
+def test_previous_version_schemas_are_the_ones_v1_shipped() -> None:
+    """v1 is kept for reference: the model the collector still accepts is v1 exactly."""
+    for path, text in render_v1_schemas().items():
+        assert path.read_text(encoding="utf-8") == text, f"{path.name} differs: run `make schema`"
 
 
 def test_generated_names_match_the_catalogue() -> None:
@@ -50,7 +58,7 @@ def test_generated_names_match_the_catalogue() -> None:
 def test_signal_has_exactly_the_architecture_fields() -> None:
     assert list(FrictionSignal.model_fields) == [
         "schema_version", "signal_id", "day", "friction_type", "error_category",
-        "intent_category", "tool_attempted", "attempt_count", "error_class", "args", "ring",
+        "intent_category", "tool_attempted", "attempts", "error_class", "args", "ring",
         "app", "client",
     ]  # fmt: skip
 
@@ -96,12 +104,14 @@ def test_catalogue_file_matches_its_schema() -> None:
         ("arg_type", ArgType),
         ("size_bucket", SizeBucket),
         ("platform", Platform),
+        ("attempts_bucket", AttemptsBucket),
         ("tool_name", ToolName),
         ("arg_name", ArgName),
     ],  # fmt: skip
 )
 def test_storage_enums_mirror_the_wire_enums(type_name: str, enum: type) -> None:
     con = duckdb.connect()
-    con.execute((ROOT / "collector/migrations/0001_signals.sql").read_text())
+    for migration in sorted((ROOT / "collector/migrations").glob("000*.sql")):
+        con.execute(migration.read_text())
     (values,) = con.execute("SELECT enum_range(NULL::" + type_name + ")").fetchone() or ((),)
     assert list(values) == [m.value for m in enum]  # type: ignore[attr-defined]

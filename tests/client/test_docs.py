@@ -25,3 +25,20 @@ def test_readme_shows_the_two_commands_first() -> None:
     assert "make demo" in head and "make test" in head
     for link in re.findall(r"\]\((docs/[^)#]+)", readme):
         assert (ROOT / link).exists(), f"README links to a missing page: {link}"
+
+
+def test_consent_page_commands_exist_and_parameters_match() -> None:
+    """Every ``lmcp signals`` command docs/consent.md shows runs; its numbers are the code's."""
+    from typer.testing import CliRunner
+
+    from client.signals_cli import app
+    from contract.privacy import DAILY_SIGNAL_LIMIT, PER_KEY_DAILY_LIMIT
+
+    doc = (ROOT / "docs" / "consent.md").read_text()
+    commands = set(re.findall(r"lmcp signals (\w+)", doc))
+    assert {"off", "local", "on", "status", "preview", "log"} <= commands
+    for command in commands:
+        result = CliRunner().invoke(app, [command, "--help"])
+        assert result.exit_code == 0, f"lmcp signals {command}: {result.output}"
+    assert f"at most **C = {DAILY_SIGNAL_LIMIT}** signals" in doc
+    assert f"at most **{PER_KEY_DAILY_LIMIT}** signal per" in doc

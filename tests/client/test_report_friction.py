@@ -10,7 +10,7 @@ import pytest
 
 from client.runtime import Runtime
 from contract.catalogue import load_catalogue
-from contract.schema import FrictionSignal
+from contract.schema import AttemptsBucket, FrictionSignal
 
 from .conftest import Recorder
 
@@ -96,7 +96,7 @@ def test_catalogue_schema_is_the_spec_verbatim() -> None:
 
 
 def test_documentation_example_sends(make_runtime: MakeRuntime) -> None:
-    rt, rec = make_runtime(env={"LMCP_ANONYMOUS_SIGNALS": "1"})
+    rt, rec = make_runtime(mode="on")
     result = rt.host.dispatch("report_friction", {"friction_type": "cannot_complete"})
     assert result.ok and result.result["sent"] is True
     (signal,) = sent(rec)
@@ -105,7 +105,7 @@ def test_documentation_example_sends(make_runtime: MakeRuntime) -> None:
 
 
 def test_signal_is_built_from_the_failure_context(make_runtime: MakeRuntime) -> None:
-    rt, rec = make_runtime(env={"LMCP_ANONYMOUS_SIGNALS": "1"})
+    rt, rec = make_runtime(mode="on")
     rt.host.dispatch("get_datetime", {})
     rt.host.dispatch("read_note", {"note_name": "Quarterly plan for alice@example.com"})
     result = rt.host.dispatch(
@@ -126,7 +126,7 @@ def test_signal_is_built_from_the_failure_context(make_runtime: MakeRuntime) -> 
         s.intent_category,
     )
     assert s.error_category is not None and s.error_category.value == "not_found"
-    assert s.tool_attempted.value == "read_note" and s.attempt_count == 3
+    assert s.tool_attempted.value == "read_note" and s.attempts is AttemptsBucket.three_to_five
     assert [(a.name.value, a.type.value, a.size.value if a.size else None) for a in s.args] == [
         ("note_name", "string", "17-256")
     ]
@@ -137,7 +137,7 @@ def test_signal_is_built_from_the_failure_context(make_runtime: MakeRuntime) -> 
 
 
 def test_latest_failure_is_used_when_no_tool_is_named(make_runtime: MakeRuntime) -> None:
-    rt, rec = make_runtime(env={"LMCP_ANONYMOUS_SIGNALS": "1"})
+    rt, rec = make_runtime(mode="on")
     rt.host.dispatch("read_note", {"note_name": "a"})
     rt.host.dispatch("no_such_tool", {})
     rt.host.dispatch("report_friction", {"friction_type": "other"})
@@ -146,7 +146,7 @@ def test_latest_failure_is_used_when_no_tool_is_named(make_runtime: MakeRuntime)
 
 
 def test_tool_outside_the_catalogue_becomes_other(make_runtime: MakeRuntime) -> None:
-    rt, rec = make_runtime(env={"LMCP_ANONYMOUS_SIGNALS": "1"})
+    rt, rec = make_runtime(mode="on")
     rt.host.dispatch(
         "report_friction", {"friction_type": "other", "tool_attempted": "alice's tool"}
     )
@@ -170,7 +170,7 @@ def test_tool_outside_the_catalogue_becomes_other(make_runtime: MakeRuntime) -> 
 def test_bad_input_is_a_clear_error_and_sends_nothing(
     make_runtime: MakeRuntime, args: dict[str, object]
 ) -> None:
-    rt, rec = make_runtime(env={"LMCP_ANONYMOUS_SIGNALS": "1"})
+    rt, rec = make_runtime(mode="on")
     result = rt.host.dispatch("report_friction", args)
     assert not result.ok and result.error is not None
     assert result.error.error_class.value == "invalid_arguments"
@@ -184,11 +184,29 @@ def test_bad_input_is_a_clear_error_and_sends_nothing(
             rt.reporter.prepare(args)
 
 
-def test_huge_attempt_count_is_capped(make_runtime: MakeRuntime) -> None:
-    rt, rec = make_runtime(env={"LMCP_ANONYMOUS_SIGNALS": "1"})
+def test_huge_attempt_count_is_the_top_bucket(make_runtime: MakeRuntime) -> None:
+    rt, rec = make_runtime(mode="on")
     rt.host.dispatch("report_friction", {"friction_type": "other", "attempt_count": 10**12})
     (s,) = sent(rec)
-    assert s.attempt_count == 100
+    assert s.attempts is AttemptsBucket.more
+    assert b"attempt_count" not in rec.requests[0].content  # the raw count never leaves
+
+
+@pytest.mark.parametrize(
+    ("count", "bucket"),
+    [(None, None), (1, "1"), (2, "2"), (3, "3-5"), (5, "3-5"), (6, "6-10"), (10, "6-10"),
+     (11, "more"), (100, "more")],
+)  # fmt: skip
+def test_attempt_count_is_bucketed_at_the_client(
+    make_runtime: MakeRuntime, count: int | None, bucket: str | None
+) -> None:
+    rt, rec = make_runtime(mode="on")
+    args: dict[str, object] = {"friction_type": "other"}
+    if count is not None:
+        args["attempt_count"] = count
+    rt.host.dispatch("report_friction", args)
+    (raw,) = json.loads(rec.requests[0].content)["signals"]
+    assert raw["schema_version"] == 2 and raw["attempts"] == bucket and "attempt_count" not in raw
 
 
 def test_off_returns_without_building_anything(make_runtime: MakeRuntime) -> None:
@@ -204,7 +222,7 @@ def test_off_returns_without_building_anything(make_runtime: MakeRuntime) -> Non
 
 def test_unreachable_collector_queues_then_flush_delivers(make_runtime: MakeRuntime) -> None:
     down = [httpx.ConnectError("down")] * 4
-    rt, rec = make_runtime(*down, env={"LMCP_ANONYMOUS_SIGNALS": "1"})
+    rt, rec = make_runtime(*down, mode="on")
     rt.sender._sleep = lambda s: None  # noqa: SLF001
     rt.host.dispatch("read_note", {"note_name": "a"})
     assert rt.reporter.report({"friction_type": "other"}) == {"sent": False, "queued": True}
@@ -215,14 +233,14 @@ def test_unreachable_collector_queues_then_flush_delivers(make_runtime: MakeRunt
 
 
 def test_rejected_signal_is_dropped_and_logged(make_runtime: MakeRuntime) -> None:
-    rt, rec = make_runtime(httpx.Response(422), env={"LMCP_ANONYMOUS_SIGNALS": "1"})
+    rt, rec = make_runtime(httpx.Response(422), mode="on")
     result = rt.reporter.report({"friction_type": "other"})
     assert result == {"sent": False, "reason": "rejected_by_collector"}
     assert len(rt.outbox) == 0 and rt.sent_log.count("rejected") == 1
 
 
 def test_preview_is_the_exact_signal_shape(make_runtime: MakeRuntime) -> None:
-    rt, _ = make_runtime(env={"LMCP_ANONYMOUS_SIGNALS": "1"})
+    rt, _ = make_runtime(mode="on")
     assert rt.reporter.preview() is None
     rt.host.dispatch("read_note", {"note_name": "secret title"})
     preview = rt.reporter.preview()
@@ -233,7 +251,7 @@ def test_preview_is_the_exact_signal_shape(make_runtime: MakeRuntime) -> None:
 def test_a_direct_call_never_echoes_an_unknown_key(make_runtime: MakeRuntime) -> None:
     from client.errors import ToolFailure
 
-    rt, _ = make_runtime(env={"LMCP_ANONYMOUS_SIGNALS": "1"})
+    rt, _ = make_runtime(mode="on")
     with pytest.raises(ToolFailure) as caught:
         rt.reporter.prepare({"friction_type": "other", "alice@example.com": 1})
     assert "alice" not in caught.value.message and "undeclared" in caught.value.message

@@ -99,7 +99,7 @@ def expected_row(signal: FrictionSignal) -> dict[str, Any]:
         "error_category": val(signal.error_category),
         "intent_category": val(signal.intent_category),
         "tool_attempted": str(signal.tool_attempted),
-        "attempt_count": signal.attempt_count,
+        "attempts": val(signal.attempts),
         "error_class": str(signal.error_class),
         "args": [
             {"name": str(a.name), "type": str(a.type), "size": val(a.size)} for a in signal.args

@@ -40,6 +40,21 @@ def _bomb() -> bytes:
     return head + b"".join(deflater.compress(zeros) for _ in range(64)) + deflater.flush()
 
 
+def _v1(**changes: Any) -> bytes:
+    """A version-1 body (the previous version: a raw ``attempt_count``), with ``changes``."""
+    item = signal_json(make_signal())
+    del item["attempts"]
+    item.update({"schema_version": 1, "attempt_count": 2})
+    item.update(changes)
+    return batch_body([item])
+
+
+def _without(key: str) -> bytes:
+    item = signal_json(make_signal())
+    del item[key]
+    return batch_body([item])
+
+
 def _many(n: int) -> bytes:
     """``n`` small signals (about 340 bytes each: 10,000 fit in 4 MiB, not in 1 MiB)."""
     one = signal_json(
@@ -114,20 +129,30 @@ BAD_INPUT: list[tuple[str, Callable[[], bytes], dict[str, str], int, str]] = [
     ),
     (
         "future-schema-version",
-        lambda: _with(schema_version=2),
+        lambda: _with(schema_version=3),
         JSON,
         422,
         "unsupported_schema_version",
     ),
     (
         "schema-version-as-string",
-        lambda: _with(schema_version="1"),
+        lambda: _with(schema_version="2"),
         JSON,
         422,
         "unsupported_schema_version",
     ),
-    ("negative-attempt-count", lambda: _with(attempt_count=-1), JSON, 422, "invalid_signals"),
-    ("huge-attempt-count", lambda: _with(attempt_count=10**30), JSON, 422, "invalid_signals"),
+    (
+        "missing-schema-version",
+        lambda: _without("schema_version"),
+        JSON,
+        422,
+        "missing_schema_version",
+    ),
+    ("raw-count-in-v2", lambda: _with(attempt_count=3), JSON, 422, "invalid_signals"),
+    ("bucket-in-v1", lambda: _v1(attempts="3-5"), JSON, 422, "invalid_signals"),
+    ("unknown-bucket", lambda: _with(attempts="11"), JSON, 422, "invalid_signals"),
+    ("negative-attempt-count-v1", lambda: _v1(attempt_count=-1), JSON, 422, "invalid_signals"),
+    ("huge-attempt-count-v1", lambda: _v1(attempt_count=10**30), JSON, 422, "invalid_signals"),
     ("uuid-v1-id", lambda: _with(signal_id=str(uuid.uuid1())), JSON, 422, "invalid_signals"),
     ("datetime-not-day", lambda: _with(day="2026-11-30T12:34:56Z"), JSON, 422, "invalid_signals"),
     (
@@ -163,8 +188,9 @@ def test_bad_input(
 
 
 def test_422_names_pointer_and_rule(http: httpx.Client) -> None:
+    """The pointer is the signal's own (the version union adds nothing to it)."""
     problem = assert_problem(
-        http.post("/v1/signals", content=_with(attempt_count=101), headers=JSON), 422
+        http.post("/v1/signals", content=_v1(attempt_count=101), headers=JSON), 422
     )
     assert problem["errors"] == [
         {

@@ -3,7 +3,7 @@
 A large flush hands DuckDB the bodies it validated, which DuckDB parses a second time; a small
 one is shaped from the models (collector/rows.py). These tests write bodies in many legal
 spellings -- keys in any order, whitespace and line breaks, ``\\u`` escapes, omitted defaults,
-other UUID spellings, ``true`` for ``schema_version``, a repeated key whose LAST value is the
+other UUID spellings, ``2.0`` for ``schema_version``, a repeated key whose LAST value is the
 valid one -- validate them with the shared model as the endpoint does, store them through
 ``flush_rows`` both ways and read every column back from DuckDB: each row must be what the
 validated model says, never what a first occurrence or another parser would have said.
@@ -73,8 +73,8 @@ def spelled(signal: FrictionSignal, draw: st.DrawFn) -> Obj:
             [sid, sid.upper(), "{" + sid + "}", "urn:uuid:" + sid, sid.replace("-", "")]
         )
     )
-    data["schema_version"] = draw(st.sampled_from([1, True, 1.0]))
-    for key in ("error_category", "intent_category", "attempt_count"):
+    data["schema_version"] = draw(st.sampled_from([2, 2.0]))
+    for key in ("error_category", "intent_category", "attempts"):
         if data[key] is None and draw(st.booleans()):
             del data[key]  # an omitted optional field is its default, None
     for key in ("args", "ring"):

@@ -22,7 +22,12 @@ from tests.mcp.conftest import mcp_session
 pytestmark = pytest.mark.slow  # every test here starts a process
 
 
-def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
+def _env(tmp_path: Path, *, signals: str | None = None, **extra: str) -> dict[str, str]:
+    """``signals``: the user's choice (off, local, on), written to the settings file first."""
+    if signals is not None:
+        home = tmp_path / "home"
+        home.mkdir(parents=True, exist_ok=True)
+        (home / "settings.json").write_text(json.dumps({"anonymous_signals": signals}))
     return {
         "LMCP_HOME": str(tmp_path / "home"),
         "LMCP_COLLECTOR_URL": "http://127.0.0.1:9",
@@ -153,7 +158,7 @@ def test_a_tool_failure_reported_with_report_friction_reaches_a_real_collector(
     with running_collector(settings) as url:
 
         async def run() -> tuple[Any, Any]:
-            env = _env(tmp_path, LMCP_COLLECTOR_URL=url, LMCP_ANONYMOUS_SIGNALS="1")
+            env = _env(tmp_path, signals="on", LMCP_COLLECTOR_URL=url)
             async with mcp_session(env) as session:
                 failed = await session.call_tool("read_note", {"note_name": "Diary CANARY-7"})
                 reported = await session.call_tool(
@@ -174,7 +179,7 @@ def test_a_tool_failure_reported_with_report_friction_reaches_a_real_collector(
             # A loaded machine can time the first delivery out: the signal then waits in the
             # outbox, and LMCP's own flush delivers it to the same collector.
             assert outcome["result"].get("queued") is True, outcome
-            env = _env(tmp_path, LMCP_COLLECTOR_URL=url, LMCP_ANONYMOUS_SIGNALS="1")
+            env = _env(tmp_path, signals="on", LMCP_COLLECTOR_URL=url)
             with Runtime.from_env(env) as rt:
                 assert rt.reporter.flush()["delivered"] == 1
     with duckdb.connect(str(settings.db_path), read_only=True) as con:

@@ -128,15 +128,22 @@ def test_a_bad_reference_is_not_covered_by_optional(save: Save, call: Call) -> N
     assert "steps[0].result.nope" in ran.result["error"]["message"]
 
 
-def test_an_unknown_tool_is_not_covered_by_optional(save: Save, call: Call, home: LmcpHome) -> None:
+def test_a_tool_outside_the_catalogue_is_refused_at_run_time(
+    save: Save, call: Call, home: LmcpHome
+) -> None:
+    """A stored step naming a tool the catalogue does not hold (an older catalogue, or an edit
+    on disk) is refused before anything runs, ``optional`` or not, confirmed or not. (Before
+    run-time checks it ran up to that step: issue 15 item 8.)"""
     save({"name": "Gone", "steps": [{"tool": "get_datetime", "optional": True}]})
     path = home.recipes / recipe_filename("Gone")
     doc = json.loads(path.read_text("utf-8"))
     doc["manifest"]["steps"][0]["tool"] = "a_tool_from_an_older_catalogue"
     path.write_text(json.dumps(doc), "utf-8")
-    assert call("recipe_run", name="Gone").outcome is Outcome.preview  # effect unknown
-    ran = call("recipe_run", name="Gone", confirm=True)
-    assert ran.result["ok"] is False and ran.result["error"]["class"] == "unknown_tool"
+    for confirm in (False, True):
+        ran = call("recipe_run", name="Gone", confirm=confirm)
+        assert ran.outcome is Outcome.invalid or ran.outcome is Outcome.failed
+        assert ran.error is not None and ran.error.code == "invalid_manifest"
+        assert "steps[0].tool" in ran.error.message
 
 
 def test_a_later_step_needing_a_preview_only_result_fails_clearly(save: Save, call: Call) -> None:

@@ -321,12 +321,15 @@ def test_execute_cloud_skill_time_limit_is_a_timeout_failure(host_for: HostFor, 
 
 @pytest.fixture
 def runtime(base_url: str, collector_url: str, tmp_path: Path) -> Iterator[Runtime]:
+    home = tmp_path / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    # The user's choice turns signals on (the environment can only turn them off).
+    (home / "settings.json").write_text('{"anonymous_signals": "on"}')
     env = {
-        "LMCP_HOME": str(tmp_path / "home"),
+        "LMCP_HOME": str(home),
         "LMCP_COLLECTOR_URL": collector_url,
         "LMCP_SKILLS_URL": base_url,
         "LMCP_SKILLS_TOKEN": token_of("ann"),
-        "LMCP_ANONYMOUS_SIGNALS": "1",
     }
     with Runtime.from_env(env) as rt:
         yield rt

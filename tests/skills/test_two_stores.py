@@ -47,12 +47,15 @@ def test_skills_and_signals_live_in_two_files_that_never_share_a_table(tmp_path:
         running_collector(collector_settings) as collector_url,
         running_skills(make_settings(skills_db)) as skills_url,
     ):
+        home = tmp_path / "home"
+        home.mkdir()
+        # The user's choice turns signals on (the environment can only turn them off).
+        (home / "settings.json").write_text('{"anonymous_signals": "on"}')
         env = {
-            "LMCP_HOME": str(tmp_path / "home"),
+            "LMCP_HOME": str(home),
             "LMCP_COLLECTOR_URL": collector_url,
             "LMCP_SKILLS_URL": skills_url,
             "LMCP_SKILLS_TOKEN": token_of("ann"),
-            "LMCP_ANONYMOUS_SIGNALS": "1",
         }
         with Runtime.from_env(env) as runtime:
             saved = runtime.host.dispatch(

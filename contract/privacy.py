@@ -1,0 +1,109 @@
+"""The published privacy parameters of one installation's contributions, and what they bound.
+
+The unit of privacy is one installation over one UTC day. The client enforces, before a signal
+is built, at most ``PER_KEY_DAILY_LIMIT`` signal per (tool, error class, friction type) and at
+most ``DAILY_SIGNAL_LIMIT`` signals in all (``client/contributions.py``). A release grouped by
+that key therefore moves by at most 1 in each of at most C cells (L0 = L1 = C, Linf = 1).
+
+``covert_channel()`` bounds what a malicious or prompt-injected agent can move out through
+signals: the log2 of the number of distinct signals it can cause (every field it can influence,
+by its choice of enum values and of which tools to call), per signal and per day under the
+limit. ``docs/signal-schema.md`` quotes these numbers; a test checks they match.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from contract.catalogue import load_catalogue
+from contract.schema import (
+    MAX_ARGS,
+    RING_SIZE,
+    ArgType,
+    AttemptsBucket,
+    ErrorCategory,
+    ErrorClass,
+    FrictionType,
+    IntentCategory,
+    Outcome,
+    SizeBucket,
+    ToolName,
+)
+
+__all__ = [
+    "DAILY_SIGNAL_LIMIT",
+    "PER_KEY_DAILY_LIMIT",
+    "ChannelBound",
+    "channel_fields",
+    "covert_channel",
+    "distinct_signals",
+]
+
+#: C: the most signals one installation sends in one UTC day (a user may only lower it).
+DAILY_SIGNAL_LIMIT = 10
+#: The most signals one installation sends per (tool, error class, friction type) per UTC day.
+PER_KEY_DAILY_LIMIT = 1
+
+#: Types whose size is bucketed; the others carry no size.
+_SIZED = (ArgType.string, ArgType.array, ArgType.object)
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelBound:
+    """Distinct signals an agent can cause, and the bits that makes, per signal and per day."""
+
+    signals_per_day: int
+    distinct_signals: int
+    bits_per_signal: float
+    bits_per_day: float
+
+
+def _shapes_of_one_value() -> int:
+    unsized = len(ArgType) - len(_SIZED)
+    return len(_SIZED) * len(SizeBucket) + unsized
+
+
+def _arg_combinations(declared: int) -> int:
+    """The ``args`` of one failed call: each declared name absent or one shape; plus the one
+    folded ``other`` entry, absent or object-of-n-keys (n >= 1: every size bucket but 0)."""
+    per_declared = 1 + _shapes_of_one_value()
+    other = 1 + (len(SizeBucket) - 1)
+    return int(per_declared ** min(declared, MAX_ARGS)) * other
+
+
+def _ring_combinations() -> int:
+    """The ring: up to ``RING_SIZE`` entries, each a tool name and an outcome, in order."""
+    entry = len(ToolName) * len(Outcome)
+    return sum(entry**k for k in range(RING_SIZE + 1))
+
+
+def channel_fields() -> dict[str, int]:
+    """How many values each part of a signal can take (``docs/signal-schema.md`` lists them)."""
+    catalogue = load_catalogue()
+    declared = {t.tool_name: len(t.arg_names) for t in catalogue}
+    return {
+        "friction_type": len(FrictionType),
+        "error_category": len(ErrorCategory) + 1,  # each optional enum: None is one more value
+        "intent_category": len(IntentCategory) + 1,
+        "attempts": len(AttemptsBucket) + 1,
+        "error_class": len(ErrorClass),
+        "tool_attempted and args": sum(
+            _arg_combinations(declared.get(tool, 0)) for tool in ToolName
+        ),
+        "ring": _ring_combinations(),
+        "app": 3**3,  # installed, running, permitted: each true, false or unknown
+    }
+
+
+def distinct_signals() -> int:
+    """How many different signals (ignoring the random id, the day and the client) exist."""
+    return math.prod(channel_fields().values())
+
+
+def covert_channel(limit: int = DAILY_SIGNAL_LIMIT) -> ChannelBound:
+    """The bound for ``limit`` signals a day: a day's output is a set of at most ``limit``
+    signals, so at most sum(N**k, k = 0..limit) different days."""
+    n = distinct_signals()
+    days = sum(n**k for k in range(limit + 1))
+    return ChannelBound(limit, n, math.log2(n), math.log2(days))
