@@ -215,7 +215,7 @@ def create_app(
         around.append((RateLimitMiddleware, {"limiter": limiter}))
     if telemetry.tracing:
         around.append((RequestSpanMiddleware, {"tracer": telemetry.tracer}))
-    ingest: ASGIApp = IngestEndpoint(settings, telemetry)
+    ingest: ASGIApp = IngestEndpoint(settings, telemetry, today)
     for middleware, options in around:
         app.add_middleware(middleware, **options)
         ingest = middleware(ingest, **options)

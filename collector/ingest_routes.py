@@ -14,13 +14,15 @@ reading. The answer ``{"accepted": n, "duplicates": m}`` comes only after the ro
 
 from __future__ import annotations
 
+import datetime as dt
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 from starlette.types import Receive, Scope, Send
 
 from collector.errors import PROBLEM_MEDIA_TYPE, ProblemError, WriteError, problem_response
-from collector.ingest import check_content_type, decode_body, validate_batch
+from collector.ingest import check_content_type, check_days, decode_body, validate_batch
 from collector.settings import CollectorSettings
 from collector.telemetry import Telemetry
 from collector.writer import SignalSink, WriteResult
@@ -106,10 +108,17 @@ class IngestEndpoint:
     #: Read as a route by the request-span middleware (``http.route``).
     path = INGEST_PATH
 
-    def __init__(self, settings: CollectorSettings, telemetry: Telemetry) -> None:
+    def __init__(
+        self,
+        settings: CollectorSettings,
+        telemetry: Telemetry,
+        today: Callable[[], dt.date],
+    ) -> None:
         self._max_body = settings.max_body_bytes
         self._max_plain = settings.max_decompressed_bytes
+        self._retention_days = settings.retention_days
         self._telemetry = telemetry
+        self._today = today
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         scope["route"] = self
@@ -147,7 +156,10 @@ class IngestEndpoint:
         check_content_type(content_type)
         raw = await read_body(receive, content_length, self._max_body)
         body = decode_body(raw, content_encoding, max_decompressed=self._max_plain)
-        signals = validate_batch(body).signals
+        batch = validate_batch(body)
+        check_days(batch, self._today(), self._retention_days)
+        signals = batch.signals
+        del batch
         sink: SignalSink = scope["app"].state.sink
         submitted = sink.submit(signals, body)
         # This frame waits for the commit: it must not keep the models alive meanwhile (a
@@ -232,7 +244,8 @@ def document_ingestion(schema: dict[str, Any]) -> None:
                 "413": _problem_response("Body, decompressed body or batch too large"),
                 "415": _problem_response("Not application/json, or an unsupported encoding"),
                 "422": _problem_response(
-                    "A signal breaks the schema (pointer and rule, never a value)"
+                    "A signal breaks the schema, or its day is outside the accepted window "
+                    "(pointer and rule, never a value)"
                 ),
                 "429": _problem_response("Rate limited; see Retry-After"),
                 "503": _problem_response("Storage unavailable; retry"),
