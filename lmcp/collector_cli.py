@@ -40,15 +40,32 @@ def build_settings(
     return CollectorSettings(**overrides)
 
 
+#: A shutdown waits this long for requests in flight (a flush takes well under a second;
+#: a client still sending its body is cut by the body timeout anyway).
+GRACEFUL_SHUTDOWN_S = 3
+
+
 def uvicorn_config(settings: CollectorSettings, **extra: Any) -> dict[str, Any]:
-    """uvicorn options that keep the sender's address and user agent out of every log."""
+    """uvicorn options that keep the sender's address and user agent out of every log, and
+    the connection limits (``collector.serving``: head size, timeouts, connection caps)."""
+    from collector.serving import ServingLimits, guarded_protocol
+
+    limits = ServingLimits(
+        max_header_bytes=settings.max_header_bytes,
+        header_timeout_s=settings.header_timeout_s,
+        body_timeout_s=settings.body_timeout_s,
+        max_connections=settings.max_connections,
+        max_connections_per_address=settings.max_connections_per_address,
+    )
     return {
         "host": settings.host,
         "port": settings.port,
         "access_log": False,
         "server_header": False,
         "proxy_headers": False,
-        "timeout_graceful_shutdown": 10,
+        "http": guarded_protocol(limits),
+        "timeout_keep_alive": settings.keep_alive_timeout_s,
+        "timeout_graceful_shutdown": GRACEFUL_SHUTDOWN_S,
         **extra,
     }
 

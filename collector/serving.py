@@ -1,0 +1,167 @@
+"""The HTTP/1.1 connection the collector serves: uvicorn's httptools protocol, with limits.
+
+uvicorn + httptools as shipped caps neither the request head nor the time a client may take to
+send it, nor the connections one address holds. ``guarded_protocol(limits)`` returns a protocol
+class (uvicorn's ``http=`` option) that adds, per connection:
+
+- a cap on the request head (request line and headers): past ``max_header_bytes`` the
+  connection answers 431 and closes, before the parser accumulates more;
+- a header timeout (from the connection or the request's first byte to the end of its head)
+  and a body timeout (from the end of the head to the last body byte): past either, the
+  connection is closed (an idle connection between requests is uvicorn's ``timeout_keep_alive``);
+- a cap on the connections of one address, and on the process: a new connection over the
+  process cap evicts the oldest one still sending its request, of the address holding most.
+
+uvicorn's own 400 (a request that is not HTTP/1.1) is answered as problem+json too.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+from asyncio import Transport
+from asyncio.events import TimerHandle
+from collections import Counter
+from dataclasses import dataclass
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from collector.errors import PROBLEM_MEDIA_TYPE, problem_body
+
+__all__ = ["ServingLimits", "guarded_protocol", "problem_bytes"]
+
+#: Descriptors kept free of connections (the database, logs, the listening socket).
+_RESERVED_FDS = 64
+
+
+@dataclass(frozen=True, slots=True)
+class ServingLimits:
+    max_header_bytes: int
+    header_timeout_s: float
+    body_timeout_s: float
+    max_connections: int
+    max_connections_per_address: int
+
+    def process_cap(self) -> int:
+        """``max_connections``, never more than the descriptors this process may open."""
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft == resource.RLIM_INFINITY:
+            return self.max_connections
+        return max(1, min(self.max_connections, soft - _RESERVED_FDS))
+
+
+def problem_bytes(status: int, phrase: bytes, code: str, detail: str) -> bytes:
+    """A complete HTTP/1.1 problem+json response that closes the connection."""
+    body = json.dumps(problem_body(status, code, detail), separators=(",", ":")).encode()
+    head = b"HTTP/1.1 %d %s\r\ncontent-type: %s\r\ncontent-length: %d\r\nconnection: close\r\n\r\n"
+    return head % (status, phrase, PROBLEM_MEDIA_TYPE.encode(), len(body)) + body
+
+
+_TOO_LARGE = problem_bytes(
+    431, b"Request Header Fields Too Large", "headers_too_large", "The request head is too large."
+)
+_BAD_REQUEST = problem_bytes(400, b"Bad Request", "bad_request", "The request is not HTTP/1.1.")
+
+
+def guarded_protocol(limits: ServingLimits) -> type[HttpToolsProtocol]:
+    """A protocol class enforcing ``limits``; its connection counts are its own (one server)."""
+    cap = limits.process_cap()
+    per_address: Counter[str] = Counter()
+    # Insertion-ordered: the oldest connection first.
+    live: dict[GuardedProtocol, None] = {}
+
+    class GuardedProtocol(HttpToolsProtocol):
+        _address = ""
+        _counted = False
+        _in_head = True
+        _head_bytes = 0
+        _deadline: TimerHandle | None = None
+
+        def connection_made(self, transport: Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._address = self.client[0] if self.client else ""
+            if per_address[self._address] >= limits.max_connections_per_address:
+                transport.abort()
+                return
+            if len(live) >= cap:
+                _evict(self._address)
+                if len(live) >= cap:
+                    transport.abort()
+                    return
+            per_address[self._address] += 1
+            live[self] = None
+            self._counted = True
+            self._arm(limits.header_timeout_s)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._release()
+            super().connection_lost(exc)
+
+        def _release(self) -> None:
+            self._disarm()
+            if self._counted:
+                self._counted = False
+                live.pop(self, None)
+                per_address[self._address] -= 1
+                if per_address[self._address] <= 0:
+                    del per_address[self._address]
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self._in_head and not self.transport.is_closing():
+                self._head_bytes += len(data)
+                if self._head_bytes > limits.max_header_bytes:
+                    self.transport.write(_TOO_LARGE)
+                    self.transport.close()
+
+        def send_400_response(self, msg: str) -> None:
+            self.transport.write(_BAD_REQUEST)
+            self.transport.close()
+
+        def on_message_begin(self) -> None:
+            self._in_head = True
+            self._head_bytes = 0
+            self._arm(limits.header_timeout_s)
+            super().on_message_begin()
+
+        def on_headers_complete(self) -> None:
+            self._in_head = False
+            self._arm(limits.body_timeout_s)
+            super().on_headers_complete()
+
+        def on_message_complete(self) -> None:
+            self._disarm()
+            super().on_message_complete()
+
+        @property
+        def sending(self) -> bool:
+            """Still sending its request (head or body): what the timeouts close."""
+            return self._deadline is not None
+
+        def _arm(self, seconds: float) -> None:
+            self._disarm()
+            self._deadline = self.loop.call_later(seconds, self._expire)
+
+        def _disarm(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+
+        def _expire(self) -> None:
+            self._deadline = None
+            if not self.transport.is_closing():
+                self.transport.abort()
+
+    def _evict(newcomer: str) -> None:
+        # The address holding most connections gives up its oldest one still sending.
+        for address, _ in per_address.most_common():
+            if address == newcomer and per_address[address] <= 1:
+                continue
+            for protocol in live:
+                if protocol._address == address and protocol.sending:
+                    protocol._release()
+                    protocol.transport.abort()
+                    return
+            return
+
+    return GuardedProtocol
