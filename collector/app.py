@@ -28,6 +28,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from collector.db import Database
 from collector.errors import CatchAllMiddleware, ProblemError, install_error_handlers
 from collector.ingest_routes import INGEST_PATH, IngestEndpoint, document_ingestion
+from collector.openapi import document_errors, problem_response_doc
 from collector.ratelimit import RateLimiter, RateLimitMiddleware
 from collector.read_routes import build_read_router
 from collector.retention import RetentionJob
@@ -186,7 +187,12 @@ def create_app(
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
-    @app.get("/readyz", tags=["health"], summary="Readiness: the database answers")
+    @app.get(
+        "/readyz",
+        tags=["health"],
+        summary="Readiness: the database answers",
+        responses={503: problem_response_doc("Not ready: the database is not open or answering")},
+    )
     async def readyz(request: Request) -> dict[str, str]:
         writer: GroupCommitWriter | None = getattr(request.app.state, "writer", None)
         if not db.is_open or writer is None or not writer.running:
@@ -232,6 +238,7 @@ def _document_ingestion(app: FastAPI) -> None:
         if app.openapi_schema is None:
             schema = base_openapi()
             document_ingestion(schema)
+            document_errors(schema)
             app.openapi_schema = schema
         return app.openapi_schema
 

@@ -21,8 +21,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 from starlette.types import Receive, Scope, Send
 
-from collector.errors import PROBLEM_MEDIA_TYPE, ProblemError, WriteError, problem_response
+from collector.errors import ProblemError, WriteError, problem_response
 from collector.ingest import check_content_type, check_days, decode_body, validate_batch
+from collector.openapi import PROBLEM_SCHEMA, problem_response_doc
 from collector.settings import CollectorSettings
 from collector.telemetry import Telemetry
 from collector.writer import SignalSink, WriteResult
@@ -176,47 +177,13 @@ class IngestEndpoint:
             ) from None
 
 
-def _problem_response(description: str) -> dict[str, Any]:
-    return {
-        "description": description,
-        "content": {PROBLEM_MEDIA_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}},
-    }
-
-
-_PROBLEM_SCHEMA: dict[str, Any] = {
-    "title": "Problem",
-    "description": "RFC 9457 problem details; `code` is stable. Never echoes a submitted value.",
-    "type": "object",
-    "required": ["type", "title", "status", "detail", "code"],
-    "properties": {
-        "type": {"type": "string"},
-        "title": {"type": "string"},
-        "status": {"type": "integer"},
-        "detail": {"type": "string"},
-        "code": {"type": "string"},
-        "errors": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "pointer": {"type": "string"},
-                    "rule": {"type": "string"},
-                    "detail": {"type": "string"},
-                },
-            },
-        },
-        "error_count": {"type": "integer"},
-    },
-}
-
-
 def document_ingestion(schema: dict[str, Any]) -> None:
     """Add ``POST /v1/signals`` and the signal schema to an OpenAPI document (for ``/docs``)."""
     batch = SignalBatch.model_json_schema(ref_template="#/components/schemas/{model}")
     components: dict[str, Any] = dict(batch.pop("$defs", {}))
     components["SignalBatch"] = batch
     components["IngestResult"] = IngestResult.model_json_schema()
-    components.setdefault("Problem", _PROBLEM_SCHEMA)
+    components.setdefault("Problem", PROBLEM_SCHEMA)
     schema.setdefault("components", {}).setdefault("schemas", {}).update(components)
     schema.setdefault("paths", {})[INGEST_PATH] = {
         "post": {
@@ -240,15 +207,16 @@ def document_ingestion(schema: dict[str, Any]) -> None:
                         }
                     },
                 },
-                "400": _problem_response("Malformed JSON or gzip"),
-                "413": _problem_response("Body, decompressed body or batch too large"),
-                "415": _problem_response("Not application/json, or an unsupported encoding"),
-                "422": _problem_response(
+                "400": problem_response_doc("Malformed JSON or gzip"),
+                "413": problem_response_doc("Body, decompressed body or batch too large"),
+                "415": problem_response_doc("Not application/json, or an unsupported encoding"),
+                "431": problem_response_doc("Request head too large (any route)"),
+                "422": problem_response_doc(
                     "A signal breaks the schema, or its day is outside the accepted window "
                     "(pointer and rule, never a value)"
                 ),
-                "429": _problem_response("Rate limited; see Retry-After"),
-                "503": _problem_response("Storage unavailable; retry"),
+                "429": problem_response_doc("Rate limited; see Retry-After"),
+                "503": problem_response_doc("Storage unavailable; retry"),
             },
         }
     }

@@ -18,7 +18,11 @@ from collector._sql import load_sql
 from collector.db import Database
 from collector.telemetry import Telemetry
 
-__all__ = ["RetentionJob", "first_kept_day", "purge_expired"]
+__all__ = ["START_DELAY_S", "RetentionJob", "first_kept_day", "purge_expired"]
+
+#: The first run waits this long (or the interval, if shorter) after start: a purge holds the
+#: database thread, and readiness (``/readyz``) must not queue behind it on a restart.
+START_DELAY_S = 5.0
 
 log = logging.getLogger("collector")
 
@@ -35,7 +39,7 @@ def purge_expired(con: duckdb.DuckDBPyConnection, today: dt.date, retention_days
 
 
 class RetentionJob:
-    """Runs ``purge_expired`` once at start and every ``interval_s`` seconds after."""
+    """Runs ``purge_expired`` soon after start and every ``interval_s`` seconds after."""
 
     def __init__(
         self,
@@ -68,6 +72,7 @@ class RetentionJob:
         return deleted
 
     async def _loop(self) -> None:
+        await asyncio.sleep(min(self._interval, START_DELAY_S))
         while True:
             try:
                 await self.run_once()

@@ -120,7 +120,9 @@ class CollectorSettings(BaseSettings):
         default=90, ge=1, description="Signals older than this many days are deleted."
     )
     retention_interval_s: float = Field(
-        default=3600.0, gt=0.0, description="How often the retention job runs (and once at start)."
+        default=3600.0,
+        gt=0.0,
+        description="How often the retention job runs (the first run: 5 s after start).",
     )
 
     # -- rate limiting (per client address, in memory only)

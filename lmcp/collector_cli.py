@@ -1,4 +1,4 @@
-"""``lmcp collector``: serve the collector, apply migrations, run retention now.
+"""``lmcp collector``: serve the collector, apply migrations, run retention now, back it up.
 
 ``lmcp collector serve --host 127.0.0.1 --port 8765 --db PATH`` runs it under uvicorn with the
 access log OFF (an access log line carries the client's address) and no ``Server`` header.
@@ -125,6 +125,24 @@ def purge(
     finally:
         database.close()
     typer.echo(f"deleted {deleted} signal(s) older than {settings.retention_days} days")
+
+
+@app.command()
+def backup(
+    db: Path | None = typer.Option(None, help="The DuckDB file (default: the user data dir)."),
+    to: Path = typer.Option(..., help="Where the copy goes (must not exist yet)."),
+) -> None:
+    """Copy the database consistently (its write-ahead log included); the collector must be
+    stopped (DuckDB lets one process open the file)."""
+    from collector.backup import BackupError, backup_database
+
+    settings = build_settings(db=db)
+    try:
+        rows = backup_database(settings.db_path, to)
+    except BackupError as exc:
+        typer.echo(f"backup failed: {exc}", err=True)
+        raise typer.Exit(1) from None
+    typer.echo(f"copied {settings.db_path} to {to} ({rows} signal(s))")
 
 
 if __name__ == "__main__":

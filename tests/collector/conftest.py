@@ -37,7 +37,8 @@ from contract.schema import (
 from tests._servers import running_collector
 
 READ_TOKEN = "test-read-token-not-a-secret"
-TODAY = dt.date(2026, 11, 30)
+# The real UTC day: a running collector refuses days outside [today - retention, today + 1].
+TODAY = dt.datetime.now(dt.UTC).date()
 
 
 def make_signal(**overrides: Any) -> FrictionSignal:
