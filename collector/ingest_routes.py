@@ -14,6 +14,7 @@ reading. The answer ``{"accepted": n, "duplicates": m}`` comes only after the ro
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 from collections.abc import Callable
 from typing import Any
@@ -38,6 +39,18 @@ __all__ = [
 ]
 
 INGEST_PATH = "/v1/signals"
+#: A body over this size (or gzip-encoded, or of unknown length) is large.
+LARGE_BODY_BYTES = 64 * 1024
+#: Large bodies read, decoded and validated at once; the others wait unread (the server stops
+#: reading them), so the event loop's other work (health checks, small batches) never queues
+#: behind more than this many large bodies' CPU.
+LARGE_AT_ONCE = 2
+
+
+def _is_large(content_length: str | None, content_encoding: str | None) -> bool:
+    if content_encoding is not None or content_length is None or not content_length.isdigit():
+        return True
+    return int(content_length) > LARGE_BODY_BYTES
 
 
 class IngestResult(BaseModel):
@@ -120,6 +133,8 @@ class IngestEndpoint:
         self._retention_days = settings.retention_days
         self._telemetry = telemetry
         self._today = today
+        # Created on first use, inside the serving event loop.
+        self._large: asyncio.Semaphore | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         scope["route"] = self
@@ -148,6 +163,13 @@ class IngestEndpoint:
         )
         await send({"type": "http.response.body", "body": payload})
 
+    async def _decode(
+        self, receive: Receive, content_length: str | None, content_encoding: str | None
+    ) -> tuple[bytes, SignalBatch]:
+        raw = await read_body(receive, content_length, self._max_body)
+        body = decode_body(raw, content_encoding, max_decompressed=self._max_plain)
+        return body, validate_batch(body)
+
     async def _ingest(self, scope: Scope, receive: Receive) -> WriteResult:
         if scope["method"] != "POST":
             raise ProblemError(
@@ -155,9 +177,13 @@ class IngestEndpoint:
             )
         content_type, content_length, content_encoding = _headers(scope)
         check_content_type(content_type)
-        raw = await read_body(receive, content_length, self._max_body)
-        body = decode_body(raw, content_encoding, max_decompressed=self._max_plain)
-        batch = validate_batch(body)
+        if _is_large(content_length, content_encoding):
+            if self._large is None:
+                self._large = asyncio.Semaphore(LARGE_AT_ONCE)
+            async with self._large:
+                body, batch = await self._decode(receive, content_length, content_encoding)
+        else:
+            body, batch = await self._decode(receive, content_length, content_encoding)
         check_days(batch, self._today(), self._retention_days)
         signals = batch.signals
         del batch

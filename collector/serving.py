@@ -70,12 +70,27 @@ def guarded_protocol(limits: ServingLimits) -> type[HttpToolsProtocol]:
     # Insertion-ordered: the oldest connection first.
     live: dict[GuardedProtocol, None] = {}
 
+    sweep_every = min(1.0, limits.header_timeout_s / 2, limits.body_timeout_s / 2)
+    sweeping: list[TimerHandle] = []
+
+    def _sweep() -> None:
+        # One timer per server, not two per request: each connection only notes its deadline.
+        sweeping.clear()
+        if not live:
+            return
+        first = next(iter(live))
+        now = first.loop.time()
+        for protocol in [p for p in live if p.deadline is not None and p.deadline <= now]:
+            protocol.expire()
+        sweeping.append(first.loop.call_later(sweep_every, _sweep))
+
     class GuardedProtocol(HttpToolsProtocol):
         _address = ""
         _counted = False
         _in_head = True
         _head_bytes = 0
-        _deadline: TimerHandle | None = None
+        #: When (loop time) this connection must have sent its request's head or body.
+        deadline: float | None = None
 
         def connection_made(self, transport: Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
@@ -91,14 +106,16 @@ def guarded_protocol(limits: ServingLimits) -> type[HttpToolsProtocol]:
             per_address[self._address] += 1
             live[self] = None
             self._counted = True
-            self._arm(limits.header_timeout_s)
+            self.deadline = self.loop.time() + limits.header_timeout_s
+            if not sweeping:
+                sweeping.append(self.loop.call_later(sweep_every, _sweep))
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._release()
             super().connection_lost(exc)
 
         def _release(self) -> None:
-            self._disarm()
+            self.deadline = None
             if self._counted:
                 self._counted = False
                 live.pop(self, None)
@@ -121,34 +138,21 @@ def guarded_protocol(limits: ServingLimits) -> type[HttpToolsProtocol]:
         def on_message_begin(self) -> None:
             self._in_head = True
             self._head_bytes = 0
-            self._arm(limits.header_timeout_s)
+            self.deadline = self.loop.time() + limits.header_timeout_s
             super().on_message_begin()
 
         def on_headers_complete(self) -> None:
             self._in_head = False
-            self._arm(limits.body_timeout_s)
+            self.deadline = self.loop.time() + limits.body_timeout_s
             super().on_headers_complete()
 
         def on_message_complete(self) -> None:
-            self._disarm()
+            self.deadline = None
             super().on_message_complete()
 
-        @property
-        def sending(self) -> bool:
-            """Still sending its request (head or body): what the timeouts close."""
-            return self._deadline is not None
-
-        def _arm(self, seconds: float) -> None:
-            self._disarm()
-            self._deadline = self.loop.call_later(seconds, self._expire)
-
-        def _disarm(self) -> None:
-            if self._deadline is not None:
-                self._deadline.cancel()
-                self._deadline = None
-
-        def _expire(self) -> None:
-            self._deadline = None
+        def expire(self) -> None:
+            """Past its deadline: closed without an answer."""
+            self._release()
             if not self.transport.is_closing():
                 self.transport.abort()
 
@@ -158,9 +162,8 @@ def guarded_protocol(limits: ServingLimits) -> type[HttpToolsProtocol]:
             if address == newcomer and per_address[address] <= 1:
                 continue
             for protocol in live:
-                if protocol._address == address and protocol.sending:
-                    protocol._release()
-                    protocol.transport.abort()
+                if protocol._address == address and protocol.deadline is not None:
+                    protocol.expire()
                     return
             return
 
