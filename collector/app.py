@@ -25,6 +25,7 @@ from opentelemetry.sdk.metrics.export import MetricReader
 from opentelemetry.sdk.trace.export import SpanExporter
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from collector.backup import build_backup_router
 from collector.db import Database
 from collector.errors import CatchAllMiddleware, ProblemError, install_error_handlers
 from collector.ingest_routes import INGEST_PATH, IngestEndpoint, document_ingestion
@@ -204,6 +205,7 @@ def create_app(
         return {"status": "ready"}
 
     app.include_router(build_read_router(db))
+    app.include_router(build_backup_router(settings, db))
     for build in routers:
         app.include_router(build(settings, db))
 

@@ -5,18 +5,35 @@ log until the next checkpoint, so copying the file alone (after a crash, say) ca
 tables. ``backup_database`` opens the database (which replays the log), checkpoints it into the
 file, closes it, and copies the file, which then holds everything committed.
 
-DuckDB lets one process open a file, so the collector must be stopped: a file that another
-process holds is refused (``BackupError``) rather than copied half-written.
+DuckDB lets one process open a file: a file that another process holds is refused
+(``BackupError``) rather than copied half-written. A running collector copies its own database
+instead (``copy_open_database``, behind ``POST /v1/admin/backup``): ``COPY FROM DATABASE`` reads
+one snapshot of everything committed (the log included) while the writer goes on.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import shutil
 from pathlib import Path
 
 import duckdb
+from fastapi import APIRouter, Depends
+from pydantic import BaseModel, ConfigDict
 
-__all__ = ["BackupError", "backup_database"]
+from collector.auth import require_team_token
+from collector.db import Database
+from collector.errors import ProblemError
+from collector.openapi import problem_response_doc
+from collector.settings import CollectorSettings
+
+__all__ = [
+    "BackupError",
+    "BackupResult",
+    "backup_database",
+    "build_backup_router",
+    "copy_open_database",
+]
 
 
 class BackupError(Exception):
@@ -51,3 +68,66 @@ def backup_database(source: Path, dest: Path) -> int:
     finally:
         check.close()
     return int(row[0]) if row else 0
+
+
+def copy_open_database(con: duckdb.DuckDBPyConnection, dest: Path) -> int:
+    """Copy the database ``con`` has open to a new file ``dest``; return the signals copied."""
+    if dest.exists():
+        raise BackupError(f"{dest} exists already")
+    row = con.execute("SELECT current_database()").fetchone()
+    source = str(row[0]) if row else ""
+    quoted = source.replace('"', '""')
+    con.execute(f"ATTACH '{_literal(dest)}' AS lmcp_backup")
+    try:
+        con.execute(f'COPY FROM DATABASE "{quoted}" TO lmcp_backup')
+        counted = con.execute("SELECT count(*) FROM lmcp_backup.signals").fetchone()
+    finally:
+        con.execute("DETACH lmcp_backup")
+    return int(counted[0]) if counted else 0
+
+
+def _literal(path: Path) -> str:
+    return str(path).replace("'", "''")
+
+
+class BackupResult(BaseModel):
+    """Where the copy is (a file name inside the collector's ``backup_dir``) and its size."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    file: str
+    signals: int
+
+
+def build_backup_router(settings: CollectorSettings, db: Database) -> APIRouter:
+    """``POST /v1/admin/backup`` (team token): a consistent copy into ``settings.backup_dir``.
+
+    The file name is the collector's own (a UTC timestamp): a client never names a path.
+    """
+    router = APIRouter(tags=["admin"], dependencies=[Depends(require_team_token)])
+
+    @router.post(
+        "/v1/admin/backup",
+        response_model=BackupResult,
+        summary="Copy the database consistently into the collector's backup folder",
+        responses={
+            404: problem_response_doc("Backups through the collector are off (no backup_dir)"),
+            503: problem_response_doc("The copy could not be made"),
+        },
+    )
+    async def backup() -> BackupResult:
+        folder = settings.backup_dir
+        if folder is None:
+            raise ProblemError(
+                404, "backup_off", "Backups through the collector are off (no backup_dir)."
+            )
+        stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        dest = folder / f"signals-{stamp}.duckdb"
+        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            signals = await db.run(lambda con: copy_open_database(con, dest))
+        except (BackupError, duckdb.Error):
+            raise ProblemError(503, "backup_failed", "The copy could not be made.") from None
+        return BackupResult(file=dest.name, signals=signals)
+
+    return router

@@ -115,6 +115,12 @@ class CollectorSettings(BaseSettings):
         "one core, beside the event loop's).",
     )
 
+    backup_dir: Path | None = Field(
+        default=None,
+        description="Folder where `POST /v1/admin/backup` writes consistent copies of the "
+        "database while it runs; unset: that route answers 404 `backup_off`.",
+    )
+
     # -- retention
     retention_days: int = Field(
         default=90, ge=1, description="Signals older than this many days are deleted."

@@ -74,3 +74,53 @@ def test_finding_10_backup_refuses_a_database_in_use(tmp_path: Path) -> None:
     assert probe.returncode == 1
     assert "in use" in probe.stderr
     assert not (tmp_path / "copy.duckdb").exists()
+
+
+@pytest.mark.slow
+def test_finding_10_backup_through_a_running_collector(tmp_path: Path) -> None:
+    import datetime as dt
+    import json
+    import uuid
+
+    import httpx
+    from pydantic import SecretStr
+
+    from collector.settings import CollectorSettings
+    from tests._servers import collector_process
+
+    token = "team-token-backup"
+    settings = CollectorSettings(
+        db_path=tmp_path / "live.duckdb",
+        read_tokens=[SecretStr(token)],
+        rate_limit_enabled=False,
+        backup_dir=tmp_path / "backups",
+    )
+    today = dt.datetime.now(dt.UTC).date().isoformat()
+    signal = {
+        "schema_version": 1, "day": today, "friction_type": "other",
+        "tool_attempted": "read_file", "error_class": "timeout",
+        "client": {"version": "1.0.0", "platform": "linux"},
+    }  # fmt: skip
+    with collector_process(settings) as collector:
+        with httpx.Client(base_url=collector.base_url, trust_env=False, timeout=30) as http:
+            for _ in range(5):
+                batch = [dict(signal, signal_id=str(uuid.uuid4())) for _ in range(100)]
+                answer = http.post(
+                    "/v1/signals",
+                    content=json.dumps({"signals": batch}),
+                    headers={"Content-Type": "application/json"},
+                )
+                assert answer.json() == {"accepted": 100, "duplicates": 0}
+            assert http.post("/v1/admin/backup").status_code == 401
+        result = CliRunner().invoke(
+            app, ["backup", "--url", collector.base_url], env={"LMCP_TEAM_TOKEN": token}
+        )
+        assert result.exit_code == 0, result.output
+        assert "(500 signal(s))" in result.output
+    (copy,) = (tmp_path / "backups").iterdir()
+    con = duckdb.connect(str(copy), read_only=True)
+    try:
+        assert con.execute("SELECT count(*) FROM signals").fetchone() == (500,)
+        assert con.execute("SELECT count(*) FROM schema_migrations").fetchone() != (0,)
+    finally:
+        con.close()
