@@ -57,6 +57,10 @@ def _hostile(size: int) -> dict[str, bytes]:
         "empty arrays": _items(b"[]", size),
         "nesting": b"[" * size,
         "whitespace": b'{"signals":[' + b" " * (size - 20) + b"]}",
+        "whitespace, 21 unknown keys": b'{"signals":[{'
+        + b",".join(b'"k%d":0' % i for i in range(21))
+        + b" " * (size - 400)
+        + b"}]}",
         "one long string": b'{"signals":["' + b"a" * (size - 20) + b'"]}',
         "unknown keys": b'{"signals":[{' + b",".join([b'"k":0'] * ((size - 20) // 6)) + b"}]}",
         "20k objects (in bounds)": _items(b"{}", 44_000),

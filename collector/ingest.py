@@ -186,8 +186,9 @@ def guard_body(body: bytes) -> None:
                 f"A batch holds at most {MAX_BATCH} signals; this body holds more structure.",
                 errors=[{"pointer": "/signals", "rule": "too_long", "detail": "too many items"}],
             )
-    if len(body) > _COUNT_KEYS_ABOVE:
-        unknown = body.count(b":") - sum(body.count(key) for key in _KNOWN_KEYS)
+    colons = body.count(b":")
+    if len(body) > _COUNT_KEYS_ABOVE and colons > MAX_LISTED_ERRORS:
+        unknown = colons - sum(body.count(key) for key in _KNOWN_KEYS)
         if unknown > MAX_LISTED_ERRORS:
             raise ProblemError(
                 422,

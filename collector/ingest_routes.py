@@ -41,10 +41,11 @@ __all__ = [
 INGEST_PATH = "/v1/signals"
 #: A body over this size (or gzip-encoded, or of unknown length) is large.
 LARGE_BODY_BYTES = 64 * 1024
-#: Large bodies read, decoded and validated at once; the others wait unread (the server stops
-#: reading them), so the event loop's other work (health checks, small batches) never queues
-#: behind more than this many large bodies' CPU.
-LARGE_AT_ONCE = 2
+#: Large bodies decoded and validated at once (each one is CPU on the event loop). A waiting
+#: one resumes in a later turn of the loop, so its other work (health checks, small batches)
+#: waits behind one large body's CPU per turn, not behind every large body that arrived.
+#: Reading is not limited: a slow sender holds no slot.
+LARGE_AT_ONCE = 1
 
 
 def _is_large(content_length: str | None, content_encoding: str | None) -> bool:
@@ -163,10 +164,7 @@ class IngestEndpoint:
         )
         await send({"type": "http.response.body", "body": payload})
 
-    async def _decode(
-        self, receive: Receive, content_length: str | None, content_encoding: str | None
-    ) -> tuple[bytes, SignalBatch]:
-        raw = await read_body(receive, content_length, self._max_body)
+    def _decode(self, raw: bytes, content_encoding: str | None) -> tuple[bytes, SignalBatch]:
         body = decode_body(raw, content_encoding, max_decompressed=self._max_plain)
         return body, validate_batch(body)
 
@@ -177,13 +175,15 @@ class IngestEndpoint:
             )
         content_type, content_length, content_encoding = _headers(scope)
         check_content_type(content_type)
+        raw = await read_body(receive, content_length, self._max_body)
         if _is_large(content_length, content_encoding):
             if self._large is None:
                 self._large = asyncio.Semaphore(LARGE_AT_ONCE)
             async with self._large:
-                body, batch = await self._decode(receive, content_length, content_encoding)
+                await asyncio.sleep(0)  # resume in a turn of its own
+                body, batch = self._decode(raw, content_encoding)
         else:
-            body, batch = await self._decode(receive, content_length, content_encoding)
+            body, batch = self._decode(raw, content_encoding)
         check_days(batch, self._today(), self._retention_days)
         signals = batch.signals
         del batch
