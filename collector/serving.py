@@ -10,7 +10,9 @@ class (uvicorn's ``http=`` option) that adds, per connection:
   and a body timeout (from the end of the head to the last body byte): past either, the
   connection is closed (an idle connection between requests is uvicorn's ``timeout_keep_alive``);
 - a cap on the connections of one address, and on the process: a new connection over the
-  process cap evicts the oldest one still sending its request, of the address holding most.
+  process cap evicts the oldest one still sending its request, of the address holding most;
+- at shutdown, a connection still sending its request is closed at once (it could not be
+  answered), so the server waits only for requests it has whole.
 
 uvicorn's own 400 (a request that is not HTTP/1.1) is answered as problem+json too.
 """
@@ -149,6 +151,14 @@ def guarded_protocol(limits: ServingLimits) -> type[HttpToolsProtocol]:
         def on_message_complete(self) -> None:
             self.deadline = None
             super().on_message_complete()
+
+        def shutdown(self) -> None:
+            # A request still being sent cannot be answered before the server stops: closing
+            # it now keeps the shutdown from waiting out its graceful timeout.
+            if self.deadline is not None:
+                self.expire()
+                return
+            super().shutdown()
 
         def expire(self) -> None:
             """Past its deadline: closed without an answer."""
