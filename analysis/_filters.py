@@ -124,9 +124,11 @@ class Filters:
         return out
 
     def resolve(self, last_day: dt.date | None, *, today: dt.date | None = None) -> Period:
-        """The period asked about: ``end`` defaults to the last day holding signals (else
-        today), ``start`` to ``DEFAULT_DAYS`` days before ``end``."""
-        end = self.end or last_day or today or utc_today()
+        """The period asked about: ``end`` defaults to the last day holding signals, never
+        after today (one signal dated in the future must not move every default period),
+        ``start`` to ``DEFAULT_DAYS`` days before ``end``."""
+        now = today or utc_today()
+        end = self.end or (min(last_day, now) if last_day is not None else now)
         start = self.start or end - dt.timedelta(days=DEFAULT_DAYS - 1)
         if start > end:
             raise FilterError("start", "must not be after 'end'")

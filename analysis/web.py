@@ -83,7 +83,8 @@ def _int_param(params: Mapping[str, str], name: str, default: int, low: int, hig
     raw = params.get(name)
     if raw is None or raw == "":
         return default
-    if not raw.isdigit() or not low <= int(raw) <= high:
+    # ASCII only: str.isdigit() accepts "²", which int() refuses.
+    if not (raw.isascii() and raw.isdigit()) or not low <= int(raw) <= high:
         raise ProblemError(
             422, "invalid_parameter", f"'{name}' must be an integer from {low} to {high}."
         )

@@ -100,7 +100,8 @@ def _serve(kind: str, port: int, db_path: str) -> None:
     # The options `lmcp collector serve` runs with (no access log, no proxy headers), for
     # all three servers.
     options = uvicorn_config(CollectorSettings(host="127.0.0.1", port=port))
-    config = uvicorn.Config(app, log_level="error", loop="uvloop", http="httptools", **options)
+    # options["http"]: the httptools protocol with its limits, as `serve` runs it.
+    config = uvicorn.Config(app, log_level="error", loop="uvloop", **options)
     uvicorn.Server(config).run()
 
 

@@ -24,8 +24,10 @@ from opentelemetry.sdk.metrics.export import MetricReader
 from opentelemetry.sdk.trace.export import SpanExporter
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from collector.backup import build_backup_router
 from collector.db import signals_database
 from collector.ingest_routes import INGEST_PATH, IngestEndpoint, document_ingestion
+from collector.openapi import document_errors, problem_response_doc
 from collector.ratelimit import RateLimiter, RateLimitMiddleware
 from collector.read_routes import build_read_router
 from collector.releases.store import params_from_settings
@@ -146,7 +148,12 @@ def create_app(
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
-    @app.get("/readyz", tags=["health"], summary="Readiness: the database answers")
+    @app.get(
+        "/readyz",
+        tags=["health"],
+        summary="Readiness: the database answers",
+        responses={503: problem_response_doc("Not ready: the database is not open or answering")},
+    )
     async def readyz(request: Request) -> dict[str, str]:
         writer: GroupCommitWriter | None = getattr(request.app.state, "writer", None)
         if not db.is_open or writer is None or not writer.running:
@@ -158,6 +165,7 @@ def create_app(
         return {"status": "ready"}
 
     app.include_router(build_read_router(db))
+    app.include_router(build_backup_router(settings, db))
     for build in routers:
         app.include_router(build(settings, db))
 
@@ -175,7 +183,7 @@ def create_app(
         around.append((RateLimitMiddleware, {"limiter": limiter}))
     if telemetry.tracing:
         around.append((RequestSpanMiddleware, {"tracer": telemetry.tracer}))
-    ingest: ASGIApp = IngestEndpoint(settings, telemetry)
+    ingest: ASGIApp = IngestEndpoint(settings, telemetry, today)
     for middleware, options in around:
         app.add_middleware(middleware, **options)
         ingest = middleware(ingest, **options)
@@ -192,6 +200,7 @@ def _document_ingestion(app: FastAPI) -> None:
         if app.openapi_schema is None:
             schema = base_openapi()
             document_ingestion(schema)
+            document_errors(schema)
             app.openapi_schema = schema
         return app.openapi_schema
 

@@ -8,18 +8,22 @@
   version, an empty batch, or field errors (422) naming the JSON pointer and the rule.
 - Each signal may be the current version or the previous one (``AcceptedBatch``, a union on
   ``schema_version``); ``current_batch`` maps every v1 signal to v2 before any row is built.
+- The CPU one body can cost is bounded before and during validation (``collector.guard``).
+- ``check_days`` refuses signals dated outside the accepted window.
 
 Tool names are checked by the model itself: ``ToolName`` is the catalogue's names and ``other``.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import zlib
 from collections.abc import Sequence
 
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
+from collector.guard import FAIL_FAST, guard_body
 from contract.schema import (
     SUPPORTED_SCHEMA_VERSIONS,
     AcceptedBatch,
@@ -29,7 +33,14 @@ from contract.schema import (
 )
 from service.errors import ProblemError, describe_errors
 
-__all__ = ["check_content_type", "current_batch", "decode_body", "gunzip_bounded", "validate_batch"]
+__all__ = [
+    "check_content_type",
+    "current_batch",
+    "check_days",
+    "decode_body",
+    "gunzip_bounded",
+    "validate_batch",
+]
 
 _CHUNK = 64 * 1024
 
@@ -98,8 +109,9 @@ def _too_large(limit: int) -> ProblemError:
 
 def validate_batch(body: bytes) -> SignalBatch:
     """The validated batch in the current version, or a ``ProblemError`` echoing nothing."""
+    guard_body(body)
     try:
-        batch = AcceptedBatch.model_validate_json(body, strict=True)
+        batch: AcceptedBatch = FAIL_FAST.validate_json(body, strict=True)
     except ValidationError as exc:
         raise _problem(exc.errors(include_url=False, include_input=False)) from None
     return current_batch(batch)
@@ -109,7 +121,8 @@ def current_batch(batch: AcceptedBatch) -> SignalBatch:
     """Every signal of an accepted batch in the current version (v1 mapped by ``upgrade``)."""
     accepted = batch.signals
     signals: tuple[FrictionSignal, ...]
-    if all(type(s) is FrictionSignal for s in accepted):
+    # isinstance: the fail-fast validator builds subclasses of the shared models.
+    if all(isinstance(s, FrictionSignal) for s in accepted):
         signals = accepted  # type: ignore[assignment]  # all current: nothing to map
     else:
         signals = tuple(upgrade(s) for s in accepted)
@@ -179,3 +192,28 @@ def _problem(errors: Sequence[ErrorDetails]) -> ProblemError:
     return ProblemError(
         422, "invalid_signals", "The batch does not match the signal schema.", errors=described
     )
+
+
+def check_days(batch: SignalBatch, today: dt.date, retention_days: int) -> None:
+    """Refuse a signal dated outside ``[today - retention_days, today + 1]`` (422, ``day_window``).
+
+    One signal dated 9999-12-31 would otherwise sit in the table for ever and be the last day
+    of every default period; one day ahead allows for clocks east of UTC.
+    """
+    first = today - dt.timedelta(days=retention_days)
+    last = today + dt.timedelta(days=1)
+    bad = [i for i, signal in enumerate(batch.signals) if not first <= signal.day <= last]
+    if bad:
+        raise ProblemError(
+            422,
+            "day_out_of_window",
+            f"A signal's day must be within the last {retention_days} days or tomorrow (UTC).",
+            errors=[
+                {
+                    "pointer": f"/signals/{i}/day",
+                    "rule": "day_window",
+                    "detail": "day is outside the accepted window",
+                }
+                for i in bad
+            ],
+        )

@@ -14,6 +14,9 @@ reading. The answer ``{"accepted": n, "duplicates": m}`` comes only after the ro
 
 from __future__ import annotations
 
+import asyncio
+import datetime as dt
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -21,12 +24,13 @@ from starlette.types import Receive, Scope, Send
 
 from collector.errors import WriteError
 from collector.flush import WriteResult
-from collector.ingest import check_content_type, decode_body, validate_batch
+from collector.ingest import check_content_type, check_days, decode_body, validate_batch
+from collector.openapi import PROBLEM_SCHEMA, problem_response_doc
 from collector.settings import CollectorSettings
 from collector.telemetry import Telemetry
 from collector.writer import SignalSink
 from contract.schema import SignalBatch
-from service.errors import PROBLEM_MEDIA_TYPE, ProblemError, problem_response
+from service.errors import ProblemError, problem_response
 
 __all__ = [
     "INGEST_PATH",
@@ -37,6 +41,19 @@ __all__ = [
 ]
 
 INGEST_PATH = "/v1/signals"
+#: A body over this size (or gzip-encoded, or of unknown length) is large.
+LARGE_BODY_BYTES = 64 * 1024
+#: Large bodies decoded and validated at once (each one is CPU on the event loop). A waiting
+#: one resumes in a later turn of the loop, so its other work (health checks, small batches)
+#: waits behind one large body's CPU per turn, not behind every large body that arrived.
+#: Reading is not limited: a slow sender holds no slot.
+LARGE_AT_ONCE = 1
+
+
+def _is_large(content_length: str | None, content_encoding: str | None) -> bool:
+    if content_encoding is not None or content_length is None or not content_length.isdigit():
+        return True
+    return int(content_length) > LARGE_BODY_BYTES
 
 
 class IngestResult(BaseModel):
@@ -108,10 +125,19 @@ class IngestEndpoint:
     #: Read as a route by the request-span middleware (``http.route``).
     path = INGEST_PATH
 
-    def __init__(self, settings: CollectorSettings, telemetry: Telemetry) -> None:
+    def __init__(
+        self,
+        settings: CollectorSettings,
+        telemetry: Telemetry,
+        today: Callable[[], dt.date],
+    ) -> None:
         self._max_body = settings.max_body_bytes
         self._max_plain = settings.max_decompressed_bytes
+        self._retention_days = settings.retention_days
         self._telemetry = telemetry
+        self._today = today
+        # Created on first use, inside the serving event loop.
+        self._large: asyncio.Semaphore | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         scope["route"] = self
@@ -140,6 +166,10 @@ class IngestEndpoint:
         )
         await send({"type": "http.response.body", "body": payload})
 
+    def _decode(self, raw: bytes, content_encoding: str | None) -> tuple[bytes, SignalBatch]:
+        body = decode_body(raw, content_encoding, max_decompressed=self._max_plain)
+        return body, validate_batch(body)
+
     async def _ingest(self, scope: Scope, receive: Receive) -> WriteResult:
         if scope["method"] != "POST":
             raise ProblemError(
@@ -148,8 +178,17 @@ class IngestEndpoint:
         content_type, content_length, content_encoding = _headers(scope)
         check_content_type(content_type)
         raw = await read_body(receive, content_length, self._max_body)
-        body = decode_body(raw, content_encoding, max_decompressed=self._max_plain)
-        signals = validate_batch(body).signals
+        if _is_large(content_length, content_encoding):
+            if self._large is None:
+                self._large = asyncio.Semaphore(LARGE_AT_ONCE)
+            async with self._large:
+                await asyncio.sleep(0)  # resume in a turn of its own
+                body, batch = self._decode(raw, content_encoding)
+        else:
+            body, batch = self._decode(raw, content_encoding)
+        check_days(batch, self._today(), self._retention_days)
+        signals = batch.signals
+        del batch
         sink: SignalSink = scope["app"].state.sink
         submitted = sink.submit(signals, body)
         # This frame waits for the commit: it must not keep the models alive meanwhile (a
@@ -166,47 +205,13 @@ class IngestEndpoint:
             ) from None
 
 
-def _problem_response(description: str) -> dict[str, Any]:
-    return {
-        "description": description,
-        "content": {PROBLEM_MEDIA_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}},
-    }
-
-
-_PROBLEM_SCHEMA: dict[str, Any] = {
-    "title": "Problem",
-    "description": "RFC 9457 problem details; `code` is stable. Never echoes a submitted value.",
-    "type": "object",
-    "required": ["type", "title", "status", "detail", "code"],
-    "properties": {
-        "type": {"type": "string"},
-        "title": {"type": "string"},
-        "status": {"type": "integer"},
-        "detail": {"type": "string"},
-        "code": {"type": "string"},
-        "errors": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "pointer": {"type": "string"},
-                    "rule": {"type": "string"},
-                    "detail": {"type": "string"},
-                },
-            },
-        },
-        "error_count": {"type": "integer"},
-    },
-}
-
-
 def document_ingestion(schema: dict[str, Any]) -> None:
     """Add ``POST /v1/signals`` and the signal schema to an OpenAPI document (for ``/docs``)."""
     batch = SignalBatch.model_json_schema(ref_template="#/components/schemas/{model}")
     components: dict[str, Any] = dict(batch.pop("$defs", {}))
     components["SignalBatch"] = batch
     components["IngestResult"] = IngestResult.model_json_schema()
-    components.setdefault("Problem", _PROBLEM_SCHEMA)
+    components.setdefault("Problem", PROBLEM_SCHEMA)
     schema.setdefault("components", {}).setdefault("schemas", {}).update(components)
     schema.setdefault("paths", {})[INGEST_PATH] = {
         "post": {
@@ -230,14 +235,16 @@ def document_ingestion(schema: dict[str, Any]) -> None:
                         }
                     },
                 },
-                "400": _problem_response("Malformed JSON or gzip"),
-                "413": _problem_response("Body, decompressed body or batch too large"),
-                "415": _problem_response("Not application/json, or an unsupported encoding"),
-                "422": _problem_response(
-                    "A signal breaks the schema (pointer and rule, never a value)"
+                "400": problem_response_doc("Malformed JSON or gzip"),
+                "413": problem_response_doc("Body, decompressed body or batch too large"),
+                "415": problem_response_doc("Not application/json, or an unsupported encoding"),
+                "431": problem_response_doc("Request head too large (any route)"),
+                "422": problem_response_doc(
+                    "A signal breaks the schema, or its day is outside the accepted window "
+                    "(pointer and rule, never a value)"
                 ),
-                "429": _problem_response("Rate limited; see Retry-After"),
-                "503": _problem_response("Storage unavailable; retry"),
+                "429": problem_response_doc("Rate limited; see Retry-After"),
+                "503": problem_response_doc("Storage unavailable; retry"),
             },
         }
     }

@@ -32,6 +32,7 @@ from service.db import Database
 from service.sql import load_sql
 
 __all__ = [
+    "START_DELAY_S",
     "RetentionJob",
     "days_to_reorder",
     "first_kept_day",
@@ -39,6 +40,10 @@ __all__ = [
     "reorder_closed_days",
     "reorder_day",
 ]
+
+#: The first run waits this long (or the interval, if shorter) after start: a purge holds the
+#: database thread, and readiness (``/readyz``) must not queue behind it on a restart.
+START_DELAY_S = 5.0
 
 log = logging.getLogger("collector")
 
@@ -112,7 +117,8 @@ def _release(
 
 
 class RetentionJob:
-    """Runs the closed-day work once at start and every ``interval_s`` seconds after.
+    """Runs the closed-day work soon after start (``START_DELAY_S``), then every ``interval_s``
+    seconds.
 
     ``privacy``: the release parameters (``params_from_settings(settings)``; the defaults when
     not given).
@@ -158,6 +164,7 @@ class RetentionJob:
         return deleted
 
     async def _loop(self) -> None:
+        await asyncio.sleep(min(self._interval, START_DELAY_S))
         while True:
             try:
                 await self.run_once()

@@ -101,6 +101,31 @@ class CollectorSettings(BaseSettings):
         description="Largest body after gzip decoding (413 above; a gzip bomb stops here).",
     )
 
+    # -- connection limits (each connection; see docs/operations.md)
+    max_header_bytes: int = Field(
+        default=32 * 1024,
+        ge=1024,
+        description="Largest request head (request line and headers); 431 above.",
+    )
+    header_timeout_s: float = Field(
+        default=10.0, gt=0.0, description="Most a client may take to send a request's head."
+    )
+    body_timeout_s: float = Field(
+        default=30.0, gt=0.0, description="Most a client may take to send a request's body."
+    )
+    keep_alive_timeout_s: float = Field(
+        default=5.0, gt=0.0, description="An idle connection between requests closes after this."
+    )
+    max_connections: int = Field(
+        default=4096,
+        ge=1,
+        description="Most open connections per process (never more than its descriptor limit "
+        "allows).",
+    )
+    max_connections_per_address: int = Field(
+        default=256, ge=1, description="Most open connections from one client address."
+    )
+
     # -- the group-commit writer
     writer_max_rows: int = Field(
         default=10_000, ge=500, description="Most rows written by one flush (one INSERT)."
@@ -127,12 +152,20 @@ class CollectorSettings(BaseSettings):
         "one core, beside the event loop's).",
     )
 
+    backup_dir: Path | None = Field(
+        default=None,
+        description="Folder where `POST /v1/admin/backup` writes consistent copies of the "
+        "database while it runs; unset: that route answers 404 `backup_off`.",
+    )
+
     # -- retention
     retention_days: int = Field(
         default=90, ge=1, description="Signals older than this many days are deleted."
     )
     retention_interval_s: float = Field(
-        default=3600.0, gt=0.0, description="How often the retention job runs (and once at start)."
+        default=3600.0,
+        gt=0.0,
+        description="How often the retention job runs (the first run: 5 s after start).",
     )
 
     # -- rate limiting (per client address, in memory only)

@@ -14,8 +14,9 @@ from typing import Any, Protocol
 from analysis.web import build_router as triage_router
 from collector.app import CollectorApp, RouterFactory, create_app
 from collector.settings import CollectorSettings
+from service.http import ServingLimits, guarded_protocol
 
-__all__ = ["Bind", "collector_app", "uvicorn_config"]
+__all__ = ["GRACEFUL_SHUTDOWN_S", "Bind", "collector_app", "collector_limits", "uvicorn_config"]
 
 
 def collector_app(
@@ -35,14 +36,43 @@ class Bind(Protocol):
     def port(self) -> int: ...
 
 
-def uvicorn_config(settings: Bind, **extra: Any) -> dict[str, Any]:
-    """uvicorn options that keep the sender's address and user agent out of every log."""
+#: A shutdown waits this long for requests in flight (a flush takes well under a second;
+#: a client still sending its body is cut by the body timeout anyway).
+GRACEFUL_SHUTDOWN_S = 3
+
+
+def collector_limits(settings: CollectorSettings) -> ServingLimits:
+    """The collector's connection limits, from its settings."""
+    return ServingLimits(
+        max_header_bytes=settings.max_header_bytes,
+        header_timeout_s=settings.header_timeout_s,
+        body_timeout_s=settings.body_timeout_s,
+        max_connections=settings.max_connections,
+        max_connections_per_address=settings.max_connections_per_address,
+    )
+
+
+def uvicorn_config(
+    settings: Bind,
+    limits: ServingLimits | None = None,
+    *,
+    keep_alive_s: float = 5.0,
+    **extra: Any,
+) -> dict[str, Any]:
+    """uvicorn options that keep the sender's address and user agent out of every log, and
+    the connection limits (``service.http``: head size, timeouts, connection caps; a
+    ``CollectorSettings`` brings its own, anything else gets the defaults)."""
+    if limits is None and isinstance(settings, CollectorSettings):
+        limits = collector_limits(settings)
+        keep_alive_s = settings.keep_alive_timeout_s
     return {
         "host": settings.host,
         "port": settings.port,
         "access_log": False,
         "server_header": False,
         "proxy_headers": False,
-        "timeout_graceful_shutdown": 10,
+        "http": guarded_protocol(limits or ServingLimits()),
+        "timeout_keep_alive": keep_alive_s,
+        "timeout_graceful_shutdown": GRACEFUL_SHUTDOWN_S,
         **extra,
     }

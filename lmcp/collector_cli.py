@@ -1,4 +1,4 @@
-"""``lmcp collector``: serve the collector, apply migrations, run retention now.
+"""``lmcp collector``: serve the collector, apply migrations, run retention now, back it up.
 
 ``lmcp collector serve --host 127.0.0.1 --port 8765 --db PATH`` runs it under uvicorn with the
 access log OFF (an access log line carries the client's address) and no ``Server`` header.
@@ -120,6 +120,57 @@ def purge(
     finally:
         database.close()
     typer.echo(f"deleted {deleted} signal(s) older than {settings.retention_days} days")
+
+
+@app.command()
+def backup(
+    db: Path | None = typer.Option(None, help="The DuckDB file (default: the user data dir)."),
+    to: Path | None = typer.Option(None, help="Where the copy goes (must not exist yet)."),
+    url: str | None = typer.Option(
+        None, help="A running collector's URL: it writes the copy into its backup_dir."
+    ),
+    token: str | None = typer.Option(
+        None, envvar="LMCP_STEWARD_TOKEN", help="Steward token (for --url).", show_default=False
+    ),
+) -> None:
+    """Copy the database consistently, its write-ahead log included.
+
+    A stopped collector's file: ``--db PATH --to DEST``. A running collector (which holds the
+    file): ``--url URL`` with a steward token (audited); the copy lands in its ``backup_dir``.
+    """
+    if url is not None:
+        _backup_online(url, token)
+        return
+    if to is None:
+        raise typer.BadParameter("--to is required (or --url for a running collector)")
+    from collector.backup import BackupError, backup_database
+
+    settings = build_settings(db=db)
+    try:
+        rows = backup_database(settings.db_path, to)
+    except BackupError as exc:
+        typer.echo(f"backup failed: {exc}", err=True)
+        raise typer.Exit(1) from None
+    typer.echo(f"copied {settings.db_path} to {to} ({rows} signal(s))")
+
+
+def _backup_online(url: str, token: str | None) -> None:
+    import httpx
+
+    if not token:
+        raise typer.BadParameter("--url needs a steward token (--token or LMCP_STEWARD_TOKEN)")
+    response = httpx.post(
+        url.rstrip("/") + "/v1/admin/backup",
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=600,
+        trust_env=False,
+    )
+    if response.status_code != 200:
+        code = response.json().get("code", "error") if response.content else "error"
+        typer.echo(f"backup failed: {response.status_code} {code}", err=True)
+        raise typer.Exit(1)
+    result = response.json()
+    typer.echo(f"the collector wrote {result['file']} ({result['signals']} signal(s))")
 
 
 if __name__ == "__main__":

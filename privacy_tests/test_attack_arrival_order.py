@@ -24,6 +24,7 @@ from collector.retention import RetentionJob
 from collector.settings import CollectorSettings
 from collector.store import flush_rows
 from collector.telemetry import Telemetry
+from contract.days import utc_today
 from privacy_tests._release_world import D0, one_signal
 from tests._servers import running_collector
 
@@ -89,7 +90,7 @@ def test_ingestion_has_no_per_request_span(tmp_path: Path) -> None:
     )
     with running_collector(settings, span_exporter=spans) as url, httpx.Client(base_url=url) as h:
         for _ in range(5):
-            body = '{"signals": [' + one_signal(D0).model_dump_json() + "]}"
+            body = '{"signals": [' + one_signal(utc_today()).model_dump_json() + "]}"
             r = h.post("/v1/signals", content=body, headers={"content-type": "application/json"})
             assert r.status_code == 200
         assert h.get("/healthz").status_code == 200

@@ -53,6 +53,12 @@ def test_arbitrary_valid_signals_survive_the_trip(
     fresh = settings.model_copy(
         update={"db_path": settings.db_path.with_name(f"{uuid.uuid4()}.duckdb")}
     )
+    # The collector takes days within its retention window only (issue 16, finding 5).
+    today = dt.datetime.now(dt.UTC).date()
+    batch = [
+        s.model_copy(update={"day": today - dt.timedelta(days=s.day.toordinal() % 90)})
+        for s in batch
+    ]
     with running_collector(fresh) as url:
         sender = Sender(url)
         try:
