@@ -13,6 +13,7 @@ from contract.pii_scan import PATTERNS, find_personal_data, iban_valid, luhn_val
 
 FOUND = {
     "email": ("write to jane.doe@acme-corp.io today", "email_address"),
+    "email_mailto": ("[mail](mailto:jane@acme.io)", "email_address"),
     "email_plus": ("cc j.smith+skills@mail.co.uk", "email_address"),
     "phone_e164": ("call +44 20 7946 0958 please", "phone_number"),
     "phone_compact": ("call +12025550143 please", "phone_number"),
@@ -30,6 +31,7 @@ FOUND = {
 NOT_FOUND = [
     "support@example.com and ops@team.example and x@host.test",
     "git@github.com:org/repo.git",
+    "postgresql://app:pw@db.internal:5432/x",
     "version 1.2.3, released 2024-01-15, build 1700000000000, port 8765",
     "card 4111 1111 1111 1112 (fails Luhn)",
     "GB82 WEST 1234 5698 7654 33 (fails mod-97)",
