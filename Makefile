@@ -1,5 +1,6 @@
 # Every target bootstraps a fresh machine by itself: uv (installed with pip when missing),
-# a .venv with every extra, and (for the browser tests) Debian's chromium.
+# a .venv with every extra, (for the browser tests) Debian's chromium and (for the Cloud Skill
+# script sandbox) Debian's bubblewrap.
 SHELL := /bin/bash
 # uv runs as a module of the bootstrap python, so a fresh pip install is usable at once.
 BOOT_PY ?= python3
@@ -9,7 +10,7 @@ PY := $(VENV)/bin/python
 DEMO_EXIT ?=
 DEMO_ARGS ?=
 
-.PHONY: help uv-bootstrap venv test check bench demo chromium lock clean schema docs
+.PHONY: help uv-bootstrap venv test check bench demo chromium bubblewrap lock clean schema docs
 
 help:
 	@echo "make demo   - run the whole pipeline: collector, simulated fleet, triage, dashboard"
@@ -33,7 +34,13 @@ chromium:
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
 	    || echo "warning: could not install chromium; browser tests will be skipped"; }
 
-test: venv chromium
+bubblewrap:
+	@command -v bwrap >/dev/null 2>&1 || [ -x /usr/bin/bwrap ] || \
+	  { echo "installing bubblewrap (Debian package) for the Cloud Skill script sandbox"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null) \
+	    || echo "warning: could not install bubblewrap; sandbox tests will be skipped"; }
+
+test: venv chromium bubblewrap
 	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
 check: venv

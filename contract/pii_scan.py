@@ -85,6 +85,9 @@ def iban_valid(candidate: str) -> bool:
 
 
 def _email(match: re.Match[str]) -> bool:
+    before = match.string[max(0, match.start() - 7) : match.start()]
+    if before.endswith((":", "/")) and not before.lower().endswith("mailto:"):
+        return False  # the user-info of a URL (``scheme://user:password@host``)
     domain = match.group(1).lower()
     tld = domain.rsplit(".", 1)[-1]
     if not tld.isalpha() or len(tld) < 2 or match.group(0).lower().startswith("git@"):
