@@ -24,7 +24,8 @@ def test_one_to_entry_with_several_recipients_is_refused(call: Call, entry: str)
         assert result.error.code in {"one_address_per_entry", "invalid_address"}
         assert entry not in result.error.message
     cc = call("send_email", to=["ok@x.io"], cc=[entry], subject="x", body="y", confirm=True)
-    assert cc.error is not None and cc.error.code == "one_address_per_entry"
+    assert cc.error is not None
+    assert cc.error.code in {"one_address_per_entry", "invalid_address"}
 
 
 def test_recipients_count_matches_the_delivered_header(call: Call, home: LmcpHome) -> None:
