@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from client import __version__
 from client._files import atomic_write_bytes
 from client.consent import ConsentGate
+from client.delivery import BackgroundDelivery
 from client.errors import ToolFailure
 from client.host import FailureContext, ToolHost
 from client.outbox import Outbox
@@ -124,6 +125,7 @@ class FrictionReporter:
         sent_log: SentLog | None = None,
         client: ClientInfo | None = None,
         today: Callable[[], dt.date] = utc_today,
+        delivery: BackgroundDelivery | None = None,
     ) -> None:
         self._home = home
         self._host = host
@@ -133,6 +135,7 @@ class FrictionReporter:
         self._log = sent_log or SentLog(home)
         self._client = client or default_client_info()
         self._today = today
+        self._delivery = delivery
 
     @property
     def client(self) -> ClientInfo:
@@ -145,7 +148,9 @@ class FrictionReporter:
         if not self._consent.enabled():
             return {"sent": False, "reason": "anonymous_signals_off"}
         signal, context = self.prepare(args)
-        result = self._sender.send([signal])
+        # Background delivery: queued durably, the call waits a bounded few milliseconds.
+        delivery = self._delivery
+        result = delivery.submit(signal) if delivery else self._sender.send([signal])
         if context is not None:
             self._host.forget_failure(context)
         if result.status is Delivery.delivered:
@@ -154,7 +159,8 @@ class FrictionReporter:
         if result.status is Delivery.rejected:
             self._log.append("rejected", [signal])
             return {"sent": False, "reason": "rejected_by_collector"}
-        self._outbox.add([signal])
+        if delivery is None:
+            self._outbox.add([signal])
         return {"sent": False, "queued": True}
 
     def prepare(self, args: Mapping[str, Any]) -> tuple[FrictionSignal, FailureContext | None]:
