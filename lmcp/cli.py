@@ -55,6 +55,7 @@ def _catalogue(
 _SUBCOMMANDS = (
     ("signals", "client.signals_cli", "Anonymous friction signals: status, on/off, preview."),
     ("recipes", "client.recipes.cli", "Saved multi-step workflows."),
+    ("skills", "client.skills.cli", "Cloud Skills you own: delete one."),
     ("collector", "lmcp.collector_cli", "The team's collector server."),
     ("analysis", "analysis.cli", "Triage of the collected signals."),
 )

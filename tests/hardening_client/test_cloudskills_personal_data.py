@@ -16,12 +16,14 @@ from unittest import mock
 import duckdb
 import httpx
 import pytest
+from typer.testing import CliRunner
 
 import tests._servers
 from cloudskills.routes import build_router
 from collector.app import create_app
 from collector.db import Database
 from collector.settings import CollectorSettings
+from lmcp.cli import app as lmcp_app
 from tests._servers import running_collector
 from tests.skills.conftest import CAST, ENVELOPE, make_settings, skill_body, token_of
 
@@ -197,3 +199,16 @@ def test_proposals_never_decided_expire_after_the_retention_window(
 
 def test_cast_has_the_tokens_these_tests_use() -> None:
     assert {"ann", "ann_ops", "rita_ops", "bob"} <= set(CAST)
+
+
+def test_owner_deletes_a_skill_with_lmcp_skills_delete(server: tuple[str, Path, Clock]) -> None:
+    url, _, _ = server
+    with client(url, "bob") as bob:
+        assert bob.post("/v1/skills", json=skill_body("cli-delete")).status_code == 201
+        env = {"LMCP_SKILLS_URL": url, "LMCP_SKILLS_TOKEN": token_of("bob")}
+        done = CliRunner().invoke(lmcp_app, ["skills", "delete", "cli-delete", "--yes"], env=env)
+        assert done.exit_code == 0, done.output
+        assert "1 revision(s) purged" in done.output
+        assert bob.get("/v1/skills/cli-delete").status_code == 404
+        again = CliRunner().invoke(lmcp_app, ["skills", "delete", "cli-delete", "--yes"], env=env)
+        assert again.exit_code == 1
