@@ -134,6 +134,7 @@ def _iban(match: re.Match[str]) -> bool:
 
 
 _HINT = re.compile(r"[0-9@]")
+MAX_HITS_PER_RULE = 32
 _Check = Callable[[re.Match[str]], bool]
 #: (rule, hint, pattern, check, the group whose span is reported)
 _RULES: tuple[tuple[str, str, re.Pattern[str], _Check, int], ...] = (
@@ -155,12 +156,24 @@ def _scan(norm: Normalised) -> list[tuple[str, int]]:
     for rule, hint, pattern, check, group in _RULES:
         if hint and hint not in text:
             continue
+        hits = checked = 0
         for match in pattern.finditer(text):
             span = match.span(group)
-            if taken.overlaps(span) or not check(match):
+            if taken.overlaps(span):
+                continue
+            checked += 1
+            if hits >= MAX_HITS_PER_RULE:
+                break
+            if checked > 64 * MAX_HITS_PER_RULE:
+                # Each candidate costs a Python check: past the bound, refuse (fail closed)
+                # rather than let personal data hide behind decoys.
+                found.append(("too_many_candidates", span[0]))
+                break
+            if not check(match):
                 continue
             taken.add(span)
             found.append((rule, span[0]))
+            hits += 1
     return found
 
 

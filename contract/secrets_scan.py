@@ -174,6 +174,8 @@ _CREDENTIAL_KEYS = (
     "authorization",
 )
 ENTROPY_BITS_PER_CHAR = 3.5
+#: Hits reported per rule: a refusal needs one; the cap bounds the per-hit work of a hostile text.
+MAX_HITS_PER_RULE = 32
 _BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/_\-]{24,4096}={0,2}")
 _BASE64_RULE = "base64_encoded_secret"
 
@@ -213,6 +215,7 @@ def _scan(norm: Normalised, *, decode: bool) -> list[tuple[str, tuple[int, int]]
         haystack = lower if rule.fold else text
         if not any(hint in haystack for hint in rule.hints):
             continue
+        hits = 0
         for match in rule.pattern.finditer(text):
             span = match.span()
             if taken.overlaps(span):
@@ -221,15 +224,26 @@ def _scan(norm: Normalised, *, decode: bool) -> list[tuple[str, tuple[int, int]]
                 continue
             taken.add(span)
             found.append((rule.id, span))
+            hits += 1
+            if hits >= MAX_HITS_PER_RULE:
+                break
     if ("=" in text or ":" in text) and any(h in lower for h in _KEYWORD_HINTS):
+        checked = 0
         for match in _KEYWORD.finditer(text):
             if taken.overlaps(match.span(1)):
                 continue
+            checked += 1
+            if checked > 4 * MAX_HITS_PER_RULE:
+                # Each candidate costs Python work: past the bound, refuse (fail closed)
+                # rather than stop looking and let a secret hide behind decoys.
+                found.append(("too_many_candidates", match.span()))
+                break
             rule_id = _keyword_hit(match)
             if rule_id is not None:
                 taken.add(match.span())
                 found.append((rule_id, match.span()))
     if decode:
+        encoded = 0
         for match in _BASE64_RUN.finditer(text):
             if taken.overlaps(match.span()):
                 continue
@@ -237,6 +251,9 @@ def _scan(norm: Normalised, *, decode: bool) -> list[tuple[str, tuple[int, int]]
             if inner is not None and _scan(normalise(inner), decode=False):
                 taken.add(match.span())
                 found.append((_BASE64_RULE, match.span()))
+                encoded += 1
+                if encoded >= MAX_HITS_PER_RULE:
+                    break
     return found
 
 

@@ -90,3 +90,11 @@ def test_luhn_matches_the_definition(digits: str) -> None:
 def test_iban_check_digits() -> None:
     assert iban_valid("GB82WEST12345698765432")
     assert not iban_valid("GB82WEST12345698765431")
+
+
+def test_pii_scanner_fails_closed_when_decoys_exhaust_its_candidate_budget() -> None:
+    decoys = "4111 1111 1111 1112 " * 3000  # card-shaped, failing Luhn
+    hits = find_personal_data(decoys + "mail jane.doe@acme-corp.io")
+    assert {h.rule for h in hits} & {"email_address", "too_many_candidates"}
+    hidden = find_personal_data(decoys + " 4111 1111 1111 1111")
+    assert hidden, "a card hidden behind decoys must still refuse the text"

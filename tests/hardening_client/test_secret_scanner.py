@@ -6,6 +6,7 @@ Every sample is a fake, assembled from pieces so no literal in this file is a cr
 from __future__ import annotations
 
 import base64
+import json
 import time
 
 import pytest
@@ -176,3 +177,25 @@ def test_secret_scanner_no_redos_worst_case_time_at_the_size_limits(label: str, 
     # the host (the old JWT rule alone took ~9 s on the first input).
     assert worst < 0.25, (label, worst)
     assert total < 0.1 * len(inputs), (label, total)
+
+
+def test_secret_scanner_a_197_kb_hostile_skill_save_validates_in_under_half_a_second() -> None:
+    """The finding's case end to end: instructions at 64 KiB and a component at 128 KiB, each
+    made of the inputs that were worst for the old patterns (JWT-like runs, keywords, digits)."""
+    from cloudskills.validation import InvalidSkill, validate_save
+
+    instructions = ("eyJ-" * 16384)[: 64 * 1024 - 1]
+    component = (("password:" + " " * 7 + "eyJ" + "a" * 40 + "-4111 ") * 3000)[: 128 * 1024]
+    body = {
+        "name": "Hostile",
+        "instructions": instructions,
+        "components_json": json.dumps(
+            [{"type": "reference", "logical_path": "a.md", "content": component}]
+        ),
+    }
+    started = time.perf_counter()
+    try:
+        validate_save(body)
+    except InvalidSkill:
+        pass
+    assert time.perf_counter() - started < 0.5
