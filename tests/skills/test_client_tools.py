@@ -355,4 +355,8 @@ def test_a_failed_skill_call_can_be_reported_as_anonymous_friction(runtime: Runt
         "report_friction",
         {"friction_type": "cannot_complete", "tool_attempted": "save_cloud_skill"},
     )
-    assert sent.result == {"sent": True, "signal_id": sent.result["signal_id"]}
+    # Delivered within the call's short wait, or queued for the background delivery thread.
+    assert sent.result in (
+        {"sent": True, "signal_id": sent.result.get("signal_id")},
+        {"sent": False, "queued": True},
+    )
