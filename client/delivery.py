@@ -52,7 +52,7 @@ class BackgroundDelivery:
         sent_log: SentLog,
         enabled: Callable[[], bool],
         *,
-        wait_s: float = 0.02,
+        wait_s: float = 0.03,
         min_backoff_s: float = 0.5,
         max_backoff_s: float = 60.0,
     ) -> None:
