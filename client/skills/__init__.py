@@ -67,16 +67,23 @@ class _Tools:
         self,
         api: SkillsApi,
         limits: ScriptLimits,
-        sandbox: Sandbox | None,
+        sandbox: Sandbox | None | bool,
         allow_unsandboxed: bool,
     ) -> None:
         self.api = api
         self.limits = limits
-        self.sandbox = sandbox
+        #: True: look for bubblewrap on first use (building a runtime never spawns anything).
+        self._sandbox = sandbox
         self.allow_unsandboxed = allow_unsandboxed
         #: call identity -> (digest previewed, when). A confirmation runs only the script whose
         #: digest this process previewed for the same call: the server cannot swap it between.
         self.previews: OrderedDict[tuple[Any, ...], tuple[str, float]] = OrderedDict()
+
+    @property
+    def sandbox(self) -> Sandbox | None:
+        if self._sandbox is True:
+            self._sandbox = find_sandbox()
+        return self._sandbox or None
 
     def _remember(self, key: tuple[Any, ...], digest: str) -> None:
         self.previews[key] = (digest, time.monotonic())
@@ -243,9 +250,8 @@ def skill_handlers(
     api = SkillsApi.from_env(environ, transport)
     if api.token is not None and os.environ.get("LMCP_SKILLS_TOKEN") == api.token:
         del os.environ["LMCP_SKILLS_TOKEN"]
-    found = find_sandbox() if sandbox is True else (sandbox or None)
     allow = environ.get(ALLOW_UNSANDBOXED) == "1"
-    tools = _Tools(api, _limits(environ), found, allow)
+    tools = _Tools(api, _limits(environ), sandbox, allow)
     return {
         "save_cloud_skill": tools.save,
         "recall_cloud_skill": tools.recall,

@@ -10,7 +10,8 @@ Guarantees (each has a test in ``tests/hardening_client/test_sandbox.py``):
   ``/proc/<pid>/environ``) are invisible;
 - an empty environment (``--clearenv``) plus the scrubbed variables;
 - rlimits set by a launcher inside the sandbox before the script starts: CPU seconds, address
-  space, file size, open files, processes, no core dumps.
+  space, file size, open files, processes, no core dumps; the launcher also counts the
+  namespace's processes and kills them all past the limit (RLIMIT_NPROC does not bind root).
 Where bubblewrap is missing (macOS, Windows, a Linux without it) there is no sandbox: the tool
 refuses to run unless the user opted in (see ``docs/cloud-skills.md``).
 """
@@ -33,14 +34,24 @@ __all__ = ["MOUNT", "Sandbox", "SandboxLimits", "find_sandbox"]
 #: Where the scratch folder appears inside the sandbox.
 MOUNT = "/work"
 
-# Runs first inside the sandbox: set the limits, then become the script (limits are inherited by
-# every process it starts, and cannot be raised again: soft == hard).
+# Runs first inside the sandbox: set the limits (soft == hard, inherited by every process and
+# never raised again), start the script, and watch the namespace's process count: RLIMIT_NPROC
+# is not enforced for root, so the watchdog kills the whole tree past the limit (10 ms checks).
 _LAUNCHER = (
-    "import os,resource as r,sys\n"
-    "c,a,f,n,p=map(int,sys.argv[1].split(','))\n"
+    "import os,resource as r,sys,time\n"
+    "c,a,f,n,p,m=map(int,sys.argv[1].split(','))\n"
     "for k,v in((r.RLIMIT_CPU,c),(r.RLIMIT_AS,a),(r.RLIMIT_FSIZE,f),(r.RLIMIT_NOFILE,n),"
     "(r.RLIMIT_NPROC,p),(r.RLIMIT_CORE,0)):r.setrlimit(k,(v,v))\n"
-    "os.execv(sys.argv[2],sys.argv[2:])\n"
+    "k=os.fork()\n"
+    "if k==0:os.execv(sys.argv[2],sys.argv[2:])\n"
+    "while True:\n"
+    " d,s=os.waitpid(k,os.WNOHANG)\n"
+    " if d:break\n"
+    " if sum(e.isdigit() for e in os.listdir('/proc'))>m+2:\n"
+    "  os.write(2,b'sandbox: process limit reached\\n');os.kill(-1,9);d,s=os.waitpid(k,0);break\n"
+    " time.sleep(0.01)\n"
+    "e=os.waitstatus_to_exitcode(s)\n"
+    "os._exit(e if e>=0 else 128-e)\n"
 )
 
 
@@ -113,6 +124,7 @@ class Sandbox:
             limits.file_bytes,
             limits.open_files,
             nproc,
+            limits.processes,
         )
         launch = [self.python, "-I", "-S", "-c", _LAUNCHER, ",".join(map(str, numbers))]
         return [*out, "--", *launch, *command]

@@ -251,3 +251,23 @@ def test_confirm_refuses_a_script_swapped_after_the_preview(swapping: ToolHost) 
 def test_confirm_without_a_preview_is_refused(swapping: ToolHost) -> None:
     confirmed = swapping.dispatch("execute_cloud_skill", {**ARGS, "confirm": True})
     assert confirmed.error is not None and confirmed.error.code == "preview_required"
+
+
+@needs_sandbox
+def test_sandbox_limits_file_size_and_process_count() -> None:
+    big = _run(
+        "try:\n    open('big','wb').write(b'x' * (32 * 1024 * 1024))\n    print('wrote')\n"
+        "except OSError as e:\n    print('refused', type(e).__name__)\n"
+    )
+    assert big.stdout.startswith("refused"), big.stdout + big.stderr
+    forks = _run(
+        "import subprocess\nkids = []\n"
+        "try:\n    for _ in range(200):\n"
+        "        kids.append(subprocess.Popen(['/bin/sh', '-c', 'sleep 5']))\n"
+        "except OSError:\n    pass\nprint(len(kids))\n",
+        timeout_s=10.0,
+    )
+    # Either fork fails (RLIMIT_NPROC, for a non-root user) or the launcher kills the tree.
+    stopped = "process limit reached" in forks.stderr and forks.exit_code != 0
+    capped = forks.stdout.strip().isdigit() and int(forks.stdout) < 200
+    assert stopped or capped, forks.stdout + forks.stderr
