@@ -1,13 +1,16 @@
 """Background delivery: telemetry never slows the host.
 
-``report_friction`` hands its signal to :meth:`BackgroundDelivery.submit`, which appends it to
-the outbox (durable, O(1)), wakes the delivery thread and -- only when the thread is idle and
-the collector was not failing -- waits at most ``wait_s`` for its fate: a collector that answers
-at once gives ``delivered``; down, slow or black-holed, the call returns ``failed`` (queued)
-within the bound while the thread keeps trying. The thread drains
-the whole outbox in batches, backs off exponentially (with jitter, up to ``max_backoff_s``)
-while the collector cannot be reached, and resumes at the next wake-up or retry -- so the
-outbox drains itself when the collector returns. Consent is checked before every drain.
+``report_friction`` hands its signal to :meth:`BackgroundDelivery.submit`:
+- unless the collector is known to be failing, ONE POST is tried in the call, every phase
+  bounded by ``attempt_s`` (refused: at once; black-holed or slow: after ``attempt_s``);
+- if it did not arrive, the signal is appended to the outbox (durable, O(1)) and the delivery
+  thread is scheduled to retry after a back-off, so the call returns at once.
+The thread drains the whole outbox in batches (with the sender's own bounded retries), backs
+off exponentially with jitter (up to ``max_backoff_s``) while the collector cannot be reached,
+and clears the "failing" mark when a drain succeeds -- so the outbox drains itself when the
+collector returns. Consent is checked before every drain. On close, what is still queued gets
+one more bounded try per batch, in the closing thread, so the state is final when ``close``
+returns (a short-lived process does not strand what it queued a moment ago).
 """
 
 from __future__ import annotations
@@ -15,9 +18,9 @@ from __future__ import annotations
 import logging
 import random
 import threading
-import uuid
+import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from client.outbox import Outbox
 from client.sender import Delivery, DeliveryReport, Sender
@@ -28,12 +31,6 @@ __all__ = ["BackgroundDelivery", "DrainResult"]
 
 log = logging.getLogger(__name__)
 BATCH = 100
-
-
-@dataclass
-class _Waiter:
-    done: threading.Event = field(default_factory=threading.Event)
-    status: Delivery | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +49,8 @@ class BackgroundDelivery:
         sent_log: SentLog,
         enabled: Callable[[], bool],
         *,
-        wait_s: float = 0.03,
+        attempt_s: float = 0.025,
+        close_attempt_s: float = 1.0,
         min_backoff_s: float = 0.5,
         max_backoff_s: float = 60.0,
     ) -> None:
@@ -60,67 +58,76 @@ class BackgroundDelivery:
         self._sender = sender
         self._log = sent_log
         self._enabled = enabled
-        self._wait_s = wait_s
+        self._attempt_s = attempt_s
+        self._close_attempt_s = close_attempt_s
         self._min_backoff = min_backoff_s
         self._max_backoff = max_backoff_s
-        self._waiters: dict[uuid.UUID, _Waiter] = {}
         self._guard = threading.Lock()
         self._wake = threading.Event()
         self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        #: Set while a drain runs, and while the last drain failed: a caller does not wait then.
-        self._busy = threading.Event()
         self._failing = threading.Event()
+        self._thread: threading.Thread | None = None
+        #: When the thread drains next (monotonic seconds); None: nothing scheduled.
+        self._due: float | None = None
 
     def submit(self, signal: FrictionSignal) -> DeliveryReport:
-        """Queue ``signal`` durably, then wait at most ``wait_s`` for the thread to deliver it."""
-        waiter = _Waiter()
-        with self._guard:
-            self._waiters[signal.signal_id] = waiter
-        try:
-            self._outbox.add([signal])
-            hopeless = self._busy.is_set() or self._failing.is_set()
-            self.wake()
-            if not hopeless:
-                waiter.done.wait(self._wait_s)
-        finally:
-            with self._guard:
-                self._waiters.pop(signal.signal_id, None)
-                status = waiter.status
-        return DeliveryReport(status or Delivery.failed, 0)
+        """Deliver ``signal`` in one bounded try, or queue it durably for the thread."""
+        if not self._failing.is_set():
+            result = self._sender.attempt([signal], self._attempt_s)
+            if result.status is not Delivery.failed:
+                return result
+            self._failing.set()
+        self._outbox.add([signal])
+        self._schedule(time.monotonic() + self._min_backoff)
+        return DeliveryReport(Delivery.failed, 0)
 
     def wake(self) -> None:
         """Ask the thread to drain now (it is started on first use)."""
-        with self._guard:
-            if self._thread is None and not self._stop.is_set():
-                self._thread = threading.Thread(target=self._run, name="lmcp-delivery", daemon=True)
-                self._thread.start()
-        self._wake.set()
+        self._schedule(time.monotonic())
 
     def close(self, timeout_s: float = 2.0) -> bool:
-        """Stop the thread; False when it is still inside a request (it ends after it)."""
+        """Stop the thread, then give what is queued one bounded try; False when the thread is
+        still inside a request (it ends after it; the final try is then skipped)."""
         self._stop.set()
         self._wake.set()
         thread = self._thread
         if thread is not None:
             thread.join(timeout_s)
-            return not thread.is_alive()
+            if thread.is_alive():
+                return False
+        try:
+            self._final_drain()
+        except Exception as exc:  # telemetry never breaks the host
+            log.warning("final delivery failed: %s", type(exc).__name__)
         return True
 
-    def drain(self, *, final: bool = False) -> DrainResult:
-        """Deliver the outbox, oldest first, until it is empty or a batch fails (or, unless
-        ``final``, the delivery is being closed)."""
+    def _final_drain(self) -> None:
+        if not self._enabled():
+            return
+        while batch := self._outbox.pending()[:BATCH]:
+            result = self._sender.attempt(batch, self._close_attempt_s)
+            if result.status is Delivery.failed:
+                return
+            self._settle(batch, result.status)
+
+    def _settle(self, batch: list[FrictionSignal], status: Delivery) -> None:
+        """A batch the collector answered: out of the outbox, into the sent log."""
+        self._outbox.remove(s.signal_id for s in batch)
+        self._log.append("delivered" if status is Delivery.delivered else "rejected", batch)
+
+    def drain(self) -> DrainResult:
+        """Deliver the outbox, oldest first, until it is empty, a batch fails or the delivery
+        is being closed."""
         if not self._enabled():
             return DrainResult()
         delivered = rejected = 0
-        while final or not self._stop.is_set():
+        while not self._stop.is_set():
             batch = self._outbox.pending()[:BATCH]
             if not batch:
                 break
             result = self._sender.send(batch)
             if result.status is Delivery.failed:
                 return DrainResult(delivered, rejected, failed=True)
-            self._outbox.remove(s.signal_id for s in batch)
             self._settle(batch, result.status)
             if result.status is Delivery.delivered:
                 delivered += len(batch)
@@ -128,47 +135,43 @@ class BackgroundDelivery:
                 rejected += len(batch)
         return DrainResult(delivered, rejected)
 
-    def _settle(self, batch: list[FrictionSignal], status: Delivery) -> None:
-        """Tell each waiting caller its signal's fate; log the others (a caller logs its own)."""
-        unclaimed: list[FrictionSignal] = []
+    def _schedule(self, at: float) -> None:
         with self._guard:
-            for signal in batch:
-                waiter = self._waiters.get(signal.signal_id)
-                if waiter is None:
-                    unclaimed.append(signal)
-                else:
-                    waiter.status = status
-                    waiter.done.set()
-        if unclaimed:
-            self._log.append("delivered" if status is Delivery.delivered else "rejected", unclaimed)
+            if self._due is None or at < self._due:
+                self._due = at
+            if self._thread is None and not self._stop.is_set():
+                self._thread = threading.Thread(target=self._run, name="lmcp-delivery", daemon=True)
+                self._thread.start()
+        self._wake.set()
 
-    def _drain_quietly(self, *, final: bool = False) -> DrainResult:
-        self._busy.set()
+    def _drain_quietly(self) -> DrainResult:
         try:
-            return self.drain(final=final)
+            return self.drain()
         except Exception as exc:  # telemetry never breaks the host
             log.warning("background delivery failed: %s", type(exc).__name__)
             return DrainResult(failed=True)
-        finally:
-            self._busy.clear()
 
     def _run(self) -> None:
         backoff = self._min_backoff
-        delay: float | None = None  # None: sleep until woken
         while True:
-            self._wake.wait(delay)
-            self._wake.clear()
+            with self._guard:
+                due = self._due
+            delay = None if due is None else due - time.monotonic()
+            if delay is None or delay > 0:
+                self._wake.wait(delay)
+                self._wake.clear()
             if self._stop.is_set():
-                # Closing: one last drain, unless the collector is known to be failing (a
-                # process about to exit should not strand what it queued a moment ago).
-                if not self._failing.is_set():
-                    self._drain_quietly(final=True)
-                return
+                return  # close() gives what is queued its last try
+            with self._guard:
+                if self._due is None or time.monotonic() < self._due:
+                    continue
+                self._due = None
             result = self._drain_quietly()
             if result.failed:
                 self._failing.set()
-                delay = backoff * random.uniform(0.8, 1.2)  # noqa: S311 - jitter, not secrecy
+                jitter = random.uniform(0.8, 1.2)  # noqa: S311 - jitter, not secrecy
+                self._schedule(time.monotonic() + backoff * jitter)
                 backoff = min(backoff * 2, self._max_backoff)
             else:
                 self._failing.clear()
-                delay, backoff = None, self._min_backoff
+                backoff = self._min_backoff

@@ -53,7 +53,7 @@ MODES = [
         _settings('{"anonymous_signals": true}'),
         {},
         False,
-        4,
+        2,  # one bounded try in the call, one more on close (the back-off retries never came)
         {"outbox.json", "last_failure.json"},
     ),
     ("file-garbage", _settings("{not json"), {}, True, 0, set()),
