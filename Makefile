@@ -1,5 +1,6 @@
 # Every target bootstraps a fresh machine by itself: uv (installed with pip when missing),
-# a .venv with every extra, and (for the browser tests) Debian's chromium.
+# a .venv with every extra, (for the browser tests) Debian's chromium and (for the Cloud Skill
+# script sandbox) Debian's bubblewrap.
 # `make help` lists the targets from their `##` comments (tests/test_makefile.py checks that
 # every target has one).
 SHELL := /bin/bash
@@ -12,8 +13,8 @@ DEMO_EXIT ?=
 DEMO_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help uv-bootstrap venv chromium test test-fast check generate generate-check bench demo \
-	lock clean
+.PHONY: help uv-bootstrap venv chromium bubblewrap test test-fast check generate generate-check \
+	bench demo lock clean
 
 help: ## list every target (from the `##` comment on its line)
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | \
@@ -35,7 +36,13 @@ chromium: ## install Debian's chromium for the browser tests when it is missing
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
 	    || echo "warning: could not install chromium; browser tests will be skipped"; }
 
-test: venv chromium ## every test, full hypothesis budget (what CI runs)
+bubblewrap: ## install Debian's bubblewrap (the Cloud Skill script sandbox) when missing
+	@command -v bwrap >/dev/null 2>&1 || [ -x /usr/bin/bwrap ] || \
+	  { echo "installing bubblewrap (Debian package) for the Cloud Skill script sandbox"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null) \
+	    || echo "warning: could not install bubblewrap; sandbox tests will be skipped"; }
+
+test: venv chromium bubblewrap ## every test, full hypothesis budget (what CI runs)
 	HYPOTHESIS_PROFILE=ci $(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
 test-fast: venv ## what to run on every change: no slow or browser test, small hypothesis budget

@@ -110,13 +110,14 @@ def _head(title: str) -> str:
     )
 
 
-def login_page(*, failed: bool = False) -> str:
+def login_page(*, failed: bool = False, csrf: str = "") -> str:
     message = '<p class="error" role="alert">That token is not valid.</p>' if failed else ""
+    hidden = f'<input type="hidden" name="csrf" value="{_e(csrf)}">' if csrf else ""
     return (
         _head("LMCP triage - sign in")
         + '<body class="login"><form method="post" action="/dashboard/login" class="card">'
         "<h1>LMCP triage</h1><p>Sign in with a team read token.</p>"
-        f"{message}"
+        f"{message}{hidden}"
         '<label for="token">Team token</label>'
         '<input id="token" name="token" type="password" autocomplete="current-password" '
         'required maxlength="512" autofocus>'

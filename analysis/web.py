@@ -40,7 +40,18 @@ from analysis._dashboard import (
 from analysis._filters import FilterError, Filters
 from analysis._questions import DEFAULT_LIMIT, QUESTIONS, Question
 from analysis._released import CUBE_OF, NotReleased, ask_released, last_released_day
-from analysis._session import COOKIE_NAME, SESSION_SECONDS, make_session, session_valid
+from analysis._session import (
+    COOKIE_NAME,
+    CSRF_COOKIE,
+    CSRF_SECONDS,
+    SESSION_SECONDS,
+    Revocations,
+    csrf_valid,
+    make_session,
+    new_csrf,
+    secure_request,
+    session_valid,
+)
 from collector.releases.store import params_from_settings, release_closed_days
 from collector.settings import CollectorSettings
 from contract.days import utc_today
@@ -165,8 +176,14 @@ def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
             raise ProblemError(422, "invalid_filter", str(exc)) from None
 
     # -- dashboard ----------------------------------------------------------------------
+    revocations = Revocations()
+
     def signed_in(request: Request) -> bool:
-        return session_valid(request.cookies.get(COOKIE_NAME), secrets())
+        value = request.cookies.get(COOKIE_NAME)
+        return session_valid(value, secrets()) and not revocations.revoked(value)
+
+    def secure(request: Request) -> bool:
+        return secure_request(request.url.scheme, request.headers)
 
     def page(body: str, status: int = 200) -> HTMLResponse:
         return HTMLResponse(body, status_code=status, headers=_PAGE_HEADERS)
@@ -176,10 +193,30 @@ def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
 
     @router.get("/dashboard/login", include_in_schema=False)
     async def login_form(request: Request) -> Response:
-        return page(login_page(failed=request.query_params.get("failed") == "1"))
+        csrf = new_csrf()
+        response = page(login_page(failed=request.query_params.get("failed") == "1", csrf=csrf))
+        response.set_cookie(
+            CSRF_COOKIE,
+            csrf,
+            max_age=CSRF_SECONDS,
+            path="/dashboard",
+            httponly=True,
+            samesite="strict",
+            secure=secure(request),
+        )
+        return response
 
     @router.post("/dashboard/login", include_in_schema=False)
-    async def login(request: Request, token: Annotated[str, Form(max_length=512)] = "") -> Response:
+    async def login(
+        request: Request,
+        token: Annotated[str, Form(max_length=512)] = "",
+        csrf: Annotated[str, Form(max_length=64)] = "",
+    ) -> Response:
+        # Login CSRF: a browser (it sends Origin or Sec-Fetch-Site with a form POST) must post
+        # the form's token, equal to its SameSite=Strict cookie: a cross-site page cannot.
+        from_browser = "origin" in request.headers or "sec-fetch-site" in request.headers
+        if from_browser and not csrf_valid(request.cookies.get(CSRF_COOKIE), csrf):
+            return page(login_page(failed=True, csrf=""), status=403)
         if not token or not token_matches(settings.read_tokens, token):
             # Post/redirect/get: the form comes back with a message, nothing is echoed.
             return RedirectResponse(
@@ -193,14 +230,21 @@ def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
             path="/dashboard",
             httponly=True,
             samesite="strict",
-            secure=request.url.scheme == "https",
+            secure=secure(request),
         )
+        response.delete_cookie(CSRF_COOKIE, path="/dashboard", httponly=True, samesite="strict")
         return response
 
     @router.post("/dashboard/logout", include_in_schema=False)
-    async def logout() -> Response:
+    async def logout(request: Request) -> Response:
+        # Server-side: this value stops working even if a copy of the cookie survives.
+        # Only a valid session is recorded, so anonymous posts cannot fill the list.
+        if signed_in(request):
+            revocations.revoke(request.cookies.get(COOKIE_NAME))
         response = to_login()
-        response.delete_cookie(COOKIE_NAME, path="/dashboard", httponly=True, samesite="strict")
+        response.delete_cookie(
+            COOKIE_NAME, path="/dashboard", httponly=True, samesite="strict", secure=secure(request)
+        )
         return response
 
     async def render(view: View) -> Response:

@@ -1,13 +1,18 @@
-"""Client hot paths: ring recording, signal building, report_friction with consent off."""
+"""Client hot paths: ring recording, signal building, report_friction with consent off, and
+report_friction's latency with the collector up, down (refused) and black-holed (issue 16, 11)."""
 
 from __future__ import annotations
 
 import tempfile
+import time
 import timeit
 from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from benchmarks._timing import median, table, verdict
+from benchmarks._endpoints import black_hole, down_port, real_collector
+from benchmarks._timing import median, percentile, table, verdict
 from client.friction import ReportInput, build_signal, default_client_info
 from client.host import FailureContext
 from client.runtime import Runtime
@@ -15,6 +20,9 @@ from contract.catalogue import load_catalogue
 from contract.schema import AppState, ErrorClass, FrictionType, Outcome
 
 REPEAT = 15
+#: report_friction calls timed per collector state, and the target (issue 16, finding 11).
+REPORT_CALLS = 200
+REPORT_P99_TARGET_MS = 50.0
 
 
 def _ns(stmt: str, setup_globals: dict[str, object], number: int) -> float:
@@ -113,5 +121,57 @@ def run() -> None:
     table(
         "client hot paths (medians of 15 repeats)",
         ("what", "median", "ratio", "target", ""),
+        rows,
+    )
+    report_latency()
+
+
+@contextmanager
+def _collector(state: str, tmp: Path) -> Iterator[int]:
+    if state == "up":
+        with real_collector(tmp / "collector.duckdb") as port:
+            yield port
+    elif state == "black-holed":
+        with black_hole() as port:
+            yield port
+    else:
+        yield down_port()
+
+
+def report_latency(calls: int = REPORT_CALLS) -> None:
+    """p50/p99 of one ``report_friction`` call, consent on, against each collector state."""
+    kinds = ("cannot_complete", "repeated_failure", "task_abandoned", "workaround_needed")
+    rows = []
+    for state in ("up", "down (refused)", "black-holed"):
+        with tempfile.TemporaryDirectory() as tmp, _collector(state.split()[0], Path(tmp)) as port:
+            env = {
+                "LMCP_HOME": str(Path(tmp, "home")),
+                "LMCP_COLLECTOR_URL": f"http://127.0.0.1:{port}",
+            }
+            rt = Runtime.from_env(env)
+            rt.consent.set_enabled(True)
+            tools = [t.name for t in load_catalogue()]
+            times, sent = [], 0
+            for i in range(calls):
+                args = {"friction_type": kinds[i % 4], "tool_attempted": tools[i % len(tools)]}
+                started = time.perf_counter()
+                reply = rt.reporter.report(args)
+                times.append((time.perf_counter() - started) * 1000)
+                sent += reply.get("sent") is True
+            rt.close()
+        p50, p99 = percentile(times, 50), percentile(times, 99)
+        rows.append(
+            (
+                f"report_friction, collector {state}",
+                f"{p50:.1f} ms",
+                f"{p99:.1f} ms",
+                f"{sent}/{calls} sent in the call",
+                f"p99 <= {REPORT_P99_TARGET_MS:.0f} ms",
+                verdict(p99 <= REPORT_P99_TARGET_MS),
+            )
+        )
+    table(
+        f"report_friction latency, consent on ({calls} calls each)",
+        ("what", "p50", "p99", "", "target", ""),
         rows,
     )

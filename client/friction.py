@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from client._files import atomic_write_bytes
 from client.consent import LOCAL, OFF, ConsentGate
 from client.contributions import ContributionBudget, contribution_key
+from client.delivery import BackgroundDelivery
 from client.errors import ToolFailure
 from client.host import FailureContext, ToolHost
 from client.outbox import Outbox
@@ -123,6 +124,7 @@ class FrictionReporter:
         budget: ContributionBudget | None = None,
         client: ClientInfo | None = None,
         today: Callable[[], dt.date] = utc_today,
+        delivery: BackgroundDelivery | None = None,
     ) -> None:
         self._home = home
         self._host = host
@@ -133,6 +135,7 @@ class FrictionReporter:
         self._budget = budget or ContributionBudget(home)
         self._client = client or default_client_info()
         self._today = today
+        self._delivery = delivery
 
     @property
     def client(self) -> ClientInfo:
@@ -162,14 +165,17 @@ class FrictionReporter:
         if mode is LOCAL:
             self._log.append("local", [signal])
             return {"sent": False, "reason": "local_only", "signal_id": str(signal.signal_id)}
-        result = self._sender.send([signal])
+        # Background delivery: queued durably, the call waits a bounded few milliseconds.
+        delivery = self._delivery
+        result = delivery.submit(signal) if delivery else self._sender.send([signal])
         if result.status is Delivery.delivered:
             self._log.append("delivered", [signal])
             return {"sent": True, "signal_id": str(signal.signal_id)}
         if result.status is Delivery.rejected:
             self._log.append("rejected", [signal])
             return {"sent": False, "reason": "rejected_by_collector"}
-        self._outbox.add([signal])
+        if delivery is None:
+            self._outbox.add([signal])
         return {"sent": False, "queued": True}
 
     def prepare(self, args: Mapping[str, Any]) -> tuple[FrictionSignal, FailureContext | None]:

@@ -1,11 +1,17 @@
-"""The outbox: signals that could not be delivered yet, durable and bounded.
+"""The outbox: signals not delivered yet, durable, bounded, appended in O(1).
 
-One JSON document (``outbox.json`` under ``LMCP_HOME``) replaced atomically, guarded by an
-inter-process lock, holding at most ``MAX_SIGNALS`` signals (the oldest are dropped first).
-A file that cannot be parsed is set aside as ``outbox.corrupt.json`` and the outbox starts
-empty: a damaged outbox never crashes the host. Entries are re-validated with the wire model on
-load, so the outbox can only ever send what the contract allows; an entry queued by an older
-release (signal v1) is mapped to the current version (``contract.schema.upgrade``).
+``outbox.json`` under ``LMCP_HOME`` holds one signal per line (JSON lines), guarded by an
+inter-process lock:
+- ``add`` appends the new records and fsyncs them: O(1) in the size of the outbox, and a
+  signal acknowledged as queued survives a crash;
+- a torn last line (a crash mid-append) is ignored, and the next append starts on a new line;
+- ``remove`` (after a delivery) and the bound (at most ``MAX_SIGNALS``, oldest dropped first)
+  compact the file: rewritten atomically with what is left;
+- the previous format (one JSON document ``{"version": 1, "signals": [...]}``) is read and
+  rewritten as lines; one that cannot be parsed is set aside as ``outbox.corrupt.json``.
+Entries are re-validated with the wire model on load, so the outbox can only ever send what the
+contract allows; an entry queued by an older release (signal v1) is mapped to the current
+version (``contract.schema.upgrade``).
 """
 
 from __future__ import annotations
@@ -13,22 +19,23 @@ from __future__ import annotations
 import json
 import logging
 import os
+import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
 
-from client._files import atomic_write_bytes, file_lock
+from client._files import atomic_write_bytes, file_lock, fsync_dir
 from client.paths import LmcpHome
 from contract.schema import AnySignal, FrictionSignal, upgrade
 
-__all__ = ["FORMAT_VERSION", "MAX_SIGNALS", "Outbox", "OutboxAdd"]
+__all__ = ["MAX_SIGNALS", "Outbox", "OutboxAdd"]
 
 log = logging.getLogger(__name__)
 MAX_SIGNALS = 1000
-FORMAT_VERSION = 1
 _ENTRY: TypeAdapter[AnySignal] = TypeAdapter(AnySignal)
+_LEGACY_PREFIX = b'{"version"'
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +49,10 @@ class Outbox:
         self._path = home.outbox
         self._lock = home.root / ".outbox.lock"
         self._max = max_signals
+        #: The ids in the file, and the file's (inode, size) when this process last saw it: an
+        #: append checks them in O(1) and reloads only when another process changed the file.
+        self._ids: set[uuid.UUID] = set()
+        self._seen: tuple[int, int] | None = None
 
     @property
     def path(self) -> Path:
@@ -49,23 +60,29 @@ class Outbox:
 
     def add(self, signals: Sequence[FrictionSignal]) -> OutboxAdd:
         with file_lock(self._lock):
-            kept = self._load()
-            known = {s.signal_id for s in kept}
-            kept.extend(s for s in signals if s.signal_id not in known)
-            dropped = max(0, len(kept) - self._max)
-            kept = kept[dropped:]
-            self._store(kept)
-        return OutboxAdd(queued=len(kept), dropped_oldest=dropped)
+            ids = self._current_ids()
+            fresh: list[FrictionSignal] = []
+            for signal in signals:
+                if signal.signal_id not in ids:
+                    ids.add(signal.signal_id)
+                    fresh.append(signal)
+            if fresh:
+                self._append(fresh)
+            dropped = max(0, len(ids) - self._max)
+            if dropped:
+                self._store(self._load()[dropped:])
+            return OutboxAdd(queued=len(self._ids), dropped_oldest=dropped)
 
     def pending(self) -> list[FrictionSignal]:
+        """Every queued signal, oldest first (a crash between append and compaction may have
+        left more than the bound: the oldest beyond it are not offered)."""
         with file_lock(self._lock):
-            return self._load()
+            return self._load()[-self._max :]
 
     def remove(self, signal_ids: Iterable[object]) -> None:
         gone = set(signal_ids)
         with file_lock(self._lock):
-            kept = [s for s in self._load() if s.signal_id not in gone]
-            self._store(kept)
+            self._store([s for s in self._load() if s.signal_id not in gone])
 
     def purge(self) -> None:
         """Forget everything queued (turning signals off calls this)."""
@@ -75,48 +92,102 @@ class Outbox:
                     path.unlink()
                 except FileNotFoundError:
                     pass
+            self._ids, self._seen = set(), None
 
     def __len__(self) -> int:
         return len(self.pending())
+
+    # -- the file ------------------------------------------------------------------------------
+    def _stat(self) -> tuple[int, int] | None:
+        try:
+            info = self._path.stat()
+        except FileNotFoundError:
+            return None
+        return (info.st_ino, info.st_size)
+
+    def _current_ids(self) -> set[uuid.UUID]:
+        now = self._stat()
+        if now is None:
+            self._ids, self._seen = set(), None
+        elif now != self._seen:
+            self._load()
+        return self._ids
+
+    def _append(self, signals: Sequence[FrictionSignal]) -> None:
+        records = b"".join(s.model_dump_json().encode() + b"\n" for s in signals)
+        fd = os.open(self._path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            size = os.fstat(fd).st_size
+            # A torn last line (a crash mid-append) must not swallow the first new record.
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                records = b"\n" + records
+            os.write(fd, records)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if size == 0:
+            fsync_dir(self._path.parent)
+        self._seen = self._stat()
 
     def _load(self) -> list[FrictionSignal]:
         try:
             raw = self._path.read_bytes()
         except FileNotFoundError:
+            self._ids, self._seen = set(), None
             return []
         except OSError:
             log.warning("outbox unreadable; starting empty")
             return []
-        try:
-            doc = json.loads(raw)
-            entries = doc["signals"]
-            if doc.get("version") != FORMAT_VERSION or not isinstance(entries, list):
-                raise ValueError("unknown outbox format")
-        except (ValueError, KeyError, TypeError):
-            self._set_aside()
-            return []
+        if raw.startswith(_LEGACY_PREFIX):
+            signals = self._load_legacy(raw)
+        else:
+            lines = raw.split(b"\n")
+            complete = lines[:-1]  # the part after the last newline is a torn record, or empty
+            signals = self._parse(line for line in complete if line.strip())
+        unique: dict[uuid.UUID, FrictionSignal] = {}
+        for signal in signals:
+            unique.setdefault(signal.signal_id, signal)
+        self._ids = set(unique)
+        self._seen = self._stat()
+        return list(unique.values())
+
+    def _parse(self, lines: Iterable[bytes]) -> list[FrictionSignal]:
         signals: list[FrictionSignal] = []
         invalid = 0
-        for entry in entries:
+        for line in lines:
             try:
-                signals.append(upgrade(_ENTRY.validate_json(json.dumps(entry))))
-            except (ValidationError, TypeError, ValueError):
+                signals.append(upgrade(_ENTRY.validate_json(line)))
+            except (ValidationError, ValueError):
                 invalid += 1
         if invalid:
             log.warning("outbox: dropped %d entries that are not valid signals", invalid)
         return signals
 
+    def _load_legacy(self, raw: bytes) -> list[FrictionSignal]:
+        try:
+            doc = json.loads(raw)
+            entries = doc["signals"]
+            if doc.get("version") != 1 or not isinstance(entries, list):
+                raise ValueError("unknown outbox format")
+        except (ValueError, KeyError, TypeError, AttributeError):
+            self._set_aside()
+            return []
+        signals = self._parse(json.dumps(entry).encode() for entry in entries)
+        self._store(signals)
+        return signals
+
     def _store(self, signals: list[FrictionSignal]) -> None:
+        """Compaction: the file rewritten atomically with ``signals`` (or removed)."""
         if not signals:
             try:
                 self._path.unlink()
             except FileNotFoundError:
                 pass
-            return
-        body = b",".join(s.model_dump_json().encode() for s in signals)
-        atomic_write_bytes(
-            self._path, b'{"version":%d,"signals":[' % FORMAT_VERSION + body + b"]}\n"
-        )
+        else:
+            body = b"".join(s.model_dump_json().encode() + b"\n" for s in signals)
+            atomic_write_bytes(self._path, body)
+        self._ids = {s.signal_id for s in signals}
+        self._seen = self._stat()
 
     def _set_aside(self) -> None:
         log.warning("outbox is damaged; set aside and starting empty")
@@ -124,3 +195,4 @@ class Outbox:
             os.replace(self._path, self._path.with_name("outbox.corrupt.json"))
         except OSError:
             pass
+        self._ids, self._seen = set(), None

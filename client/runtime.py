@@ -14,6 +14,7 @@ import httpx
 
 from client.apps import AppProbe, FileAppProbe
 from client.consent import ConsentGate
+from client.delivery import BackgroundDelivery
 from client.friction import FrictionReporter
 from client.host import ToolHost
 from client.outbox import Outbox
@@ -37,6 +38,7 @@ class Runtime:
     sender: Sender
     outbox: Outbox
     sent_log: SentLog
+    delivery: BackgroundDelivery | None = None
 
     @classmethod
     def from_env(
@@ -55,16 +57,28 @@ class Runtime:
         sender = Sender(env.get("LMCP_COLLECTOR_URL") or DEFAULT_URL, transport=transport)
         outbox = Outbox(home)
         sent_log = SentLog(home)
+        delivery = BackgroundDelivery(outbox, sender, sent_log, consent.enabled)
         reporter = FrictionReporter(
-            home, host, consent, sender, outbox=outbox, sent_log=sent_log, client=client_info
+            home,
+            host,
+            consent,
+            sender,
+            outbox=outbox,
+            sent_log=sent_log,
+            client=client_info,
+            delivery=delivery,
         )
         host.register("report_friction", reporter)
         host.add_failure_listener(reporter.remember_failure)
         _register_tools(host, home, probe, env, transport)
-        return cls(home, host, consent, reporter, sender, outbox, sent_log)
+        # Not woken here: building a runtime (``lmcp signals off`` does) never sends anything.
+        # The first report wakes the thread, which drains what earlier runs left queued too.
+        return cls(home, host, consent, reporter, sender, outbox, sent_log, delivery)
 
     def close(self) -> None:
-        self.sender.close()
+        # A delivery still inside a request keeps its client; it is dropped when that ends.
+        if self.delivery is None or self.delivery.close():
+            self.sender.close()
 
     def __enter__(self) -> Runtime:
         return self

@@ -126,6 +126,24 @@ class Sender:
             log.warning("signal delivery failed: %s", type(exc).__name__)
             return DeliveryReport(Delivery.failed, 0)
 
+    def attempt(self, signals: Sequence[FrictionSignal], timeout_s: float) -> DeliveryReport:
+        """One POST, no retry, every phase bounded by ``timeout_s`` (the in-call try of
+        ``report_friction``). Never raises."""
+        try:
+            response = self._client.post(
+                self._endpoint, content=encode_batch(signals), timeout=httpx.Timeout(timeout_s)
+            )
+        except Exception as exc:  # refused, timed out, anything: the background retries
+            log.debug("in-call delivery failed: %s", type(exc).__name__)
+            return DeliveryReport(Delivery.failed, 1)
+        status = response.status_code
+        if 200 <= status < 300:
+            return DeliveryReport(Delivery.delivered, 1, status)
+        if status in (408, 429) or status >= 500:
+            return DeliveryReport(Delivery.failed, 1, status)
+        self.rejected += 1
+        return DeliveryReport(Delivery.rejected, 1, status)
+
     def _wait(self, state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome is not None else None
         if isinstance(exc, _Retryable) and exc.retry_after is not None:

@@ -11,7 +11,8 @@ Routes: ``/healthz`` (alive), ``/readyz`` (the database answers) and ``/v1/skill
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import datetime as dt
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
@@ -25,8 +26,13 @@ from service.serving import service_version, silence_access_log
 __all__ = ["create_app"]
 
 
-def create_app(settings: SkillsSettings) -> FastAPI:
-    """Build the skills service for ``settings`` (the database opens when the app starts)."""
+def create_app(
+    settings: SkillsSettings, *, clock: Callable[[], dt.datetime] | None = None
+) -> FastAPI:
+    """Build the skills service for ``settings`` (the database opens when the app starts).
+
+    ``clock`` (naive UTC) replaces the wall clock for events and proposal expiry (tests).
+    """
     db = skills_database(settings.db_path)
 
     @asynccontextmanager
@@ -61,7 +67,13 @@ def create_app(settings: SkillsSettings) -> FastAPI:
             raise ProblemError(503, "not_ready", "The database does not answer.") from None
         return {"status": "ready"}
 
-    app.include_router(build_router(settings.principals, db))
+    retention = dt.timedelta(days=settings.proposal_retention_days)
+    if clock is None:
+        app.include_router(build_router(settings.principals, db, proposal_retention=retention))
+    else:
+        app.include_router(
+            build_router(settings.principals, db, clock=clock, proposal_retention=retention)
+        )
     install_error_handlers(app)
     app.add_middleware(CatchAllMiddleware)
     return app

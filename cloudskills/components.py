@@ -16,7 +16,7 @@ from typing import Any
 import rfc8785
 
 from cloudskills.hashing import content_hash
-from cloudskills.issues import Issue, make_issue, secret_issues, utf8_size
+from cloudskills.issues import Issue, make_issue, pii_issue, pii_issues, secret_issues, utf8_size
 from cloudskills.limits import (
     COMPONENT_FIELDS,
     COMPONENT_TYPES,
@@ -28,6 +28,7 @@ from cloudskills.limits import (
     SCRIPT_INTERPRETERS,
 )
 from cloudskills.paths import path_key, path_problem
+from contract.pii_scan import scan_json_pii
 from contract.secrets_scan import scan_json
 
 __all__ = ["Component", "ParsedComponents", "component_secrets", "parse_components"]
@@ -312,8 +313,14 @@ def component_secrets(index: int, component: Component) -> list[Issue]:
     issues: list[Issue] = []
     if component.content is not None:
         issues.extend(secret_issues(component.content, f"{at}.content"))
+        issues.extend(pii_issues(component.content, f"{at}.content"))
     if component.artifact_ref is not None:
         issues.extend(secret_issues(component.artifact_ref, f"{at}.artifact_ref"))
+        issues.extend(pii_issues(component.artifact_ref, f"{at}.artifact_ref"))
+    first: dict[str, int] = {}
+    for _, rule, offset in scan_json_pii(dict(component.metadata)):
+        first.setdefault(rule, offset)
+    issues.extend(pii_issue(f"{at}.metadata", rule, offset) for rule, offset in first.items())
     # A metadata key may itself be a value the caller typed: name the field, not the key path.
     for rule in dict.fromkeys(rule for _, rule in scan_json(dict(component.metadata))):
         issues.append(

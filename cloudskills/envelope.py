@@ -116,6 +116,12 @@ def discovery_envelope(results: Sequence[Summary], *, truncated: bool) -> dict[s
     return _envelope("cloud_skill_list", "discovery", status, (), data)
 
 
+def deletion_envelope(slug: str, scope: str, revisions_purged: int) -> dict[str, Any]:
+    """A skill purged by its owner: what was removed, never what it held."""
+    data = {"slug": slug, "scope": scope, "revisions_purged": revisions_purged}
+    return _envelope("cloud_skill_deletion", "deletion", "deleted", (), data)
+
+
 def revisions_envelope(revisions: Sequence[RevisionRecord]) -> dict[str, Any]:
     data = {
         "revisions": [

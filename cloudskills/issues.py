@@ -11,10 +11,21 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from contract.pii_scan import find_personal_data
 from contract.secrets_scan import find_secrets
 from service.errors import ServiceError
 
-__all__ = ["InvalidSkill", "Issue", "IssueKind", "make_issue", "secret_issues", "utf8_size"]
+__all__ = [
+    "InvalidSkill",
+    "Issue",
+    "IssueKind",
+    "make_issue",
+    "pii_issue",
+    "pii_issues",
+    "secret_issues",
+    "utf8_size",
+]
+PII_CODE = "personal_data_detected"
 
 IssueKind = Literal["validation", "component_validation"]
 
@@ -27,8 +38,10 @@ class Issue:
     code: str
     location: str
     detail: str
-    #: For ``secret_detected``: the id of the secret rule that matched.
+    #: For ``secret_detected`` / ``personal_data_detected``: the id of the rule that matched.
     rule: str | None = None
+    #: For ``personal_data_detected``: the offset of the first match in the field's text.
+    offset: int | None = None
 
     @property
     def pointer(self) -> str:
@@ -43,7 +56,9 @@ class Issue:
         out = {"pointer": self.pointer, "rule": self.code, "detail": self.detail}
         out["class"] = self.kind
         if self.rule is not None:
-            out["secret_rule"] = self.rule
+            out["pii_rule" if self.code == PII_CODE else "secret_rule"] = self.rule
+        if self.offset is not None:
+            out["offset"] = str(self.offset)
         return out
 
 
@@ -77,3 +92,21 @@ def secret_issues(text: str, location: str) -> list[Issue]:
         )
         issues.append(Issue(issue.kind, issue.code, issue.location, issue.detail, rule))
     return issues
+
+
+def pii_issue(location: str, rule: str, offset: int) -> Issue:
+    """Personal data at ``location``: the rule and the offset, never the value."""
+    issue = make_issue(
+        PII_CODE,
+        location,
+        f"{location} holds personal data (rule '{rule}' at offset {offset}); remove it",
+    )
+    return Issue(issue.kind, issue.code, issue.location, issue.detail, rule, offset)
+
+
+def pii_issues(text: str, location: str) -> list[Issue]:
+    """One issue per personal-data rule found in ``text`` (at its first offset)."""
+    first: dict[str, int] = {}
+    for hit in find_personal_data(text):
+        first.setdefault(hit.rule, hit.start)
+    return [pii_issue(location, rule, offset) for rule, offset in first.items()]

@@ -82,3 +82,8 @@ DEFAULT_MIME_BY_SUFFIX: MappingProxyType[str, str] = MappingProxyType(
 #: The largest save request body: the spec's limits JSON-escaped twice (components_json is a
 #: string inside the body) fit, for text without control characters.
 MAX_SAVE_BODY_BYTES = 16 * 1024 * 1024
+
+#: A team proposal never approved or rejected is purged this long after it was proposed.
+PROPOSAL_RETENTION_DAYS = 30
+#: Expired proposals are looked for at most this often (on the requests that read or decide).
+PROPOSAL_PURGE_INTERVAL_S = 3600.0

@@ -8,8 +8,11 @@
     POST /v1/skills/{slug}/revisions/{revision_id}/publish?team=   draft -> published/proposed
     POST /v1/skills/{slug}/revisions/{revision_id}/approve?team=   proposed -> published
     POST /v1/skills/{slug}/revisions/{revision_id}/reject?team=    proposed -> rejected
+    DELETE /v1/skills/{slug}?team=                           purge a skill the caller owns
 
-No route updates or deletes a revision's content. Every error is the services' problem+json
+No route updates a revision's content. Deleting a skill, and the expiry of proposals never
+decided within ``PROPOSAL_RETENTION_DAYS``, purge content: revisions keep their numbers and
+hashes, not their text. Every error is the services' problem+json
 with a stable ``code`` (see :mod:`cloudskills.problems`).
 """
 
@@ -40,12 +43,18 @@ from cloudskills.envelope import (
     PROPOSED,
     UNCHANGED,
     SkillWarning,
+    deletion_envelope,
     discovery_envelope,
     resource_envelope,
     revisions_envelope,
     root_envelope,
 )
-from cloudskills.limits import MAX_QUERY_CHARS, MAX_SAVE_BODY_BYTES
+from cloudskills.limits import (
+    MAX_QUERY_CHARS,
+    MAX_SAVE_BODY_BYTES,
+    PROPOSAL_PURGE_INTERVAL_S,
+    PROPOSAL_RETENTION_DAYS,
+)
 from cloudskills.principals import SkillPrincipal
 from cloudskills.problems import SkillProblem
 from cloudskills.records import SkillScope
@@ -161,10 +170,28 @@ async def _read_body(request: Request) -> bytes:
     return b"".join(chunks)
 
 
-def build_router(principals: Sequence[SkillPrincipal], db: Database) -> APIRouter:
-    """The ``/v1/skills`` routes, authenticating against ``principals``."""
+def build_router(
+    principals: Sequence[SkillPrincipal],
+    db: Database,
+    *,
+    clock: Callable[[], dt.datetime] = _now,
+    proposal_retention: dt.timedelta = dt.timedelta(days=PROPOSAL_RETENTION_DAYS),
+) -> APIRouter:
+    """The ``/v1/skills`` routes, authenticating against ``principals``.
+
+    ``clock`` (naive UTC) stamps events and decides when proposals expire.
+    """
     auth = Authenticator(principals)
     router = APIRouter(prefix="/v1/skills", tags=["skills"])
+    last_purge: list[dt.datetime] = []
+
+    async def expire_due() -> None:
+        """Purge expired proposals before answering, at most once per purge interval."""
+        now = clock()
+        if last_purge and (now - last_purge[0]).total_seconds() < PROPOSAL_PURGE_INTERVAL_S:
+            return
+        last_purge[:] = [now]
+        await db.run(lambda con: store.expire_proposals(con, now - proposal_retention))
 
     def caller(request: Request) -> SkillPrincipal:
         return auth.authenticate(request.headers.get("authorization"))
@@ -187,7 +214,7 @@ def build_router(principals: Sequence[SkillPrincipal], db: Database) -> APIRoute
         raw = await _read_body(request)
         draft = await run_in_threadpool(_parse_and_validate, raw)
         outcome = await db.run(
-            lambda con: store.save_revision(con, scope, draft, principal.principal, _now())
+            lambda con: store.save_revision(con, scope, draft, principal.principal, clock())
         )
         warnings: list[SkillWarning] = []
         if not outcome.created:
@@ -207,6 +234,7 @@ def build_router(principals: Sequence[SkillPrincipal], db: Database) -> APIRoute
         limit: Annotated[int, Query(ge=1, le=100)] = 20,
     ) -> JSONResponse:
         principal = reader(request)
+        await expire_due()
         tokens = (query or "").split()
         teams = [m.team for m in principal.teams]
         found = await db.run(
@@ -220,6 +248,7 @@ def build_router(principals: Sequence[SkillPrincipal], db: Database) -> APIRoute
         request: Request, slug: Slug, team: Team = None, revision_id: RevisionId = None
     ) -> JSONResponse:
         scope = read_scope(reader(request), team)
+        await expire_due()
         revision = await db.run(lambda con: store.load_revision(con, scope, slug, revision_id))
         warnings = [NOT_LIVE] if revision.status != "published" else []
         return JSONResponse(root_envelope(revision, warnings))
@@ -234,6 +263,7 @@ def build_router(principals: Sequence[SkillPrincipal], db: Database) -> APIRoute
         revision_id: RevisionId = None,
     ) -> JSONResponse:
         scope = read_scope(reader(request), team)
+        await expire_due()
         resource = await db.run(
             lambda con: store.read_resource(con, scope, slug, revision_id, path)
         )
@@ -243,6 +273,7 @@ def build_router(principals: Sequence[SkillPrincipal], db: Database) -> APIRoute
     @_problems
     async def list_revisions(request: Request, slug: Slug, team: Team = None) -> JSONResponse:
         scope = read_scope(reader(request), team)
+        await expire_due()
         revisions = await db.run(lambda con: store.list_revisions(con, scope, slug))
         return JSONResponse(revisions_envelope(revisions))
 
@@ -254,14 +285,16 @@ def build_router(principals: Sequence[SkillPrincipal], db: Database) -> APIRoute
         if action == "publish":
             require_scope(principal, "memory:write")
             scope = read_scope(principal, team)
-            if scope.kind == "team" and write_scope(principal) != scope:
-                # Submitting to a team's review flow is a write to that team's scope.
+            if write_scope(principal) != scope:
+                # Publishing is a write to the revision's scope: a team-scoped token cannot
+                # publish its owner's personal draft, nor a personal token a team's.
                 raise SkillProblem("scope_forbidden")
         else:
             scope = require_reviewer(principal, team)
+        await expire_due()
         revision = await db.run(
             lambda con: store.transition(
-                con, scope, slug, revision_id, action, principal.principal, _now()
+                con, scope, slug, revision_id, action, principal.principal, clock()
             )
         )
         warnings = [PROPOSED] if revision.status == "proposed" else []
@@ -277,6 +310,21 @@ def build_router(principals: Sequence[SkillPrincipal], db: Database) -> APIRoute
             return await _transition(request, slug, revision_id, team, action)
 
         return _problems(endpoint)
+
+    @router.delete("/{slug}", summary="Delete a skill the caller owns: purge its content")
+    @_problems
+    async def delete_skill(request: Request, slug: Slug, team: Team = None) -> JSONResponse:
+        principal = caller(request)
+        require_scope(principal, "memory:write")
+        scope = read_scope(principal, team)
+        # The owner of a personal skill is its principal (with a personal token); a team's
+        # skills are deleted by a reviewer of that team holding the team's token.
+        if write_scope(principal) != scope:
+            raise SkillProblem("scope_forbidden")
+        if scope.kind == "team":
+            require_reviewer(principal, team)
+        purged = await db.run(lambda con: store.delete_skill(con, scope, slug))
+        return JSONResponse(deletion_envelope(slug, scope.kind, purged))
 
     for action in ("publish", "approve", "reject"):
         router.add_api_route(

@@ -15,6 +15,7 @@ import platformdirs
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from cloudskills.limits import PROPOSAL_RETENTION_DAYS
 from cloudskills.principals import SkillPrincipal
 
 __all__ = ["SkillsSettings", "default_skills_db_path"]
@@ -44,4 +45,10 @@ class SkillsSettings(BaseSettings):
         default_factory=list,
         description="Who may call the API: token, scopes, tier, teams (a JSON list). Empty: "
         "every call answers 401.",
+    )
+    proposal_retention_days: int = Field(
+        default=PROPOSAL_RETENTION_DAYS,
+        ge=1,
+        description="A team proposal never approved or rejected is removed (its content purged) "
+        "after this many days.",
     )

@@ -44,7 +44,9 @@ __all__ = [
     "MIGRATIONS_DIR",
     "SQL_DIR",
     "SaveOutcome",
+    "delete_skill",
     "discover",
+    "expire_proposals",
     "list_revisions",
     "load_revision",
     "read_resource",
@@ -132,7 +134,8 @@ def save_revision(
         else:
             skill_id = row[0]
             latest = _one(con, "revision_latest", {"skill_id": skill_id})
-        if latest is not None and latest[2] == digest:
+        # A purged newest revision (no status) is not "unchanged": the save stores it again.
+        if latest is not None and latest[2] == digest and latest[3] is not None:
             return SaveOutcome(_pinned(con, scope, draft.slug, latest[0]), created=False)
         revision_id = f"rev_{uuid.uuid4().hex}"
         number = 1 if latest is None else int(latest[1]) + 1
@@ -240,8 +243,8 @@ def load_revision(
     row = _select(con, scope, slug, revision_id)
     if row is not None:
         return _record(con, row)
-    exists = _one(con, "skill_by_slug", {"kind": scope.kind, "owner": scope.owner, "slug": slug})
-    if exists is None:
+    # A skill whose every revision was purged (deleted) is no longer found.
+    if not _run(con, "skill_live_revisions", _where(scope, slug)):
         raise SkillProblem("skill_not_found")
     raise SkillProblem("revision_not_found" if revision_id is not None else "no_live_revision")
 
@@ -316,6 +319,44 @@ def transition(
         return _pinned(con, scope, slug, revision_id)
 
     return _transaction(con, work)
+
+
+def _purge(con: Con, revision_ids: list[str]) -> None:
+    """Remove the content of ``revision_ids``: components and text go, state goes (so no read
+    finds them); numbers, hashes, authors, times and events stay, as the record of what was."""
+    if revision_ids:
+        for name in ("purge_components", "purge_state", "purge_text"):
+            _run(con, name, {"ids": revision_ids})
+
+
+def delete_skill(con: Con, scope: SkillScope, slug: str) -> int:
+    """Purge every revision of a skill (authorization is checked by the caller)."""
+
+    def work() -> int:
+        ids = [row[0] for row in _run(con, "skill_live_revisions", _where(scope, slug))]
+        if not ids:
+            raise SkillProblem("skill_not_found")
+        _purge(con, ids)
+        return len(ids)
+
+    purged = _transaction(con, work)
+    con.execute("CHECKPOINT").fetchall()  # the old row versions leave the WAL now
+    return purged
+
+
+def expire_proposals(con: Con, cutoff: datetime) -> int:
+    """Purge every proposal proposed before ``cutoff`` and never approved or rejected."""
+
+    def work() -> int:
+        ids = [row[0] for row in _run(con, "proposals_expired", {"cutoff": cutoff})]
+        _purge(con, ids)
+        return len(ids)
+
+    return _transaction(con, work)
+
+
+def _where(scope: SkillScope, slug: str) -> dict[str, Any]:
+    return {"kind": scope.kind, "owner": scope.owner, "slug": slug}
 
 
 def discover(

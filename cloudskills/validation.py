@@ -17,6 +17,7 @@ from cloudskills.issues import (
     Issue,
     IssueKind,
     make_issue,
+    pii_issues,
     secret_issues,
     utf8_size,
 )
@@ -139,6 +140,7 @@ def validate_save(body: Mapping[str, Any]) -> SkillDraft:
             ("instructions", instructions),
         ):
             issues.extend(secret_issues(text, location))
+            issues.extend(pii_issues(text, location))
         for index, component in enumerate(components.originals):
             issues.extend(component_secrets(index, component))
     if issues:

@@ -15,6 +15,7 @@ import typer
 
 from client import signals_cli
 from client.recipes import cli as recipes_cli
+from client.skills import cli as skills_client_cli
 from lmcp._optional import import_optional
 
 __all__ = ["app", "main"]
@@ -62,16 +63,23 @@ app.add_typer(
 app.add_typer(recipes_cli.app, name="recipes", help="Saved multi-step workflows.")
 
 #: Commands whose extra may not be installed: (name, module, help).
+_skills_added = False
 _OPTIONAL_SUBCOMMANDS = (
     ("collector", "lmcp.collector_cli", "The team's collector server."),
-    ("skills", "lmcp.skills_cli", "The Cloud Skills service (its own server and database)."),
+    ("skills", "lmcp.skills_cli", "Cloud Skills: run the service; delete a skill you own."),
     ("analysis", "analysis.cli", "Triage of the collected signals."),
 )
 
 for _name, _module, _help in _OPTIONAL_SUBCOMMANDS:
     _sub = import_optional(_module)  # None: its extra is not installed
     if _sub is not None:
+        if _name == "skills":  # the author's own commands sit beside the service's
+            _sub.app.command("delete")(skills_client_cli.delete)
         app.add_typer(_sub.app, name=_name, help=_help)
+        if _name == "skills":
+            _skills_added = True
+if not _skills_added:
+    app.add_typer(skills_client_cli.app, name="skills", help="Cloud Skills you own.")
 
 _mcp = import_optional("client.mcp_server")
 if _mcp is not None:

@@ -277,7 +277,6 @@ def _wire(vocabularies: dict[str, tuple[str, ...]]) -> list[DataFormat]:
 def _client_files() -> list[DataFormat]:
     from contract.privacy import DAILY_SIGNAL_LIMIT
 
-    signal_list = "list of FrictionSignal"
     return [
         DataFormat(
             "client.settings",
@@ -301,11 +300,10 @@ def _client_files() -> list[DataFormat]:
             "client.outbox",
             "outbox.json",
             "LMCP_HOME/outbox.json (client/outbox.py)",
-            "Signals not delivered yet: at most 1,000, re-validated on load; off purges it.",
-            (
-                CatalogueField("version", "literal", "literal", False, "1", "1"),
-                CatalogueField("signals", "list", signal_list, False, "0..1000 items", "[{…}]"),
-            ),
+            "Signals not delivered yet, one FrictionSignal per line (JSON lines), appended and "
+            "fsynced; at most 1,000, re-validated on load; a torn last line is ignored; off "
+            "purges it.",
+            (CatalogueField("signal", "object", "FrictionSignal", False, "", "{…}"),),
         ),
         DataFormat(
             "client.sent_log",

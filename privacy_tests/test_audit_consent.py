@@ -279,7 +279,9 @@ def test_mcp_server_process_connects_only_when_on(
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert len(seen) == connections, f"{mode}: {len(seen)} connection(s) reached the collector"
     if connections:
-        assert result["result"]["sent"] is True
+        # Delivered in the call, or queued and delivered by the background thread (the
+        # connection count above is what reached the collector either way).
+        assert result["result"].get("sent") is True or result["result"].get("queued") is True
     else:
         assert result["result"] == {"sent": False, "reason": "anonymous_signals_off"}
         assert not (home / "outbox.json").exists() and not (home / "last_failure.json").exists()

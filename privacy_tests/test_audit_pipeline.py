@@ -165,7 +165,8 @@ async def _mcp_session(
                 continue
             payload = result.structured_content or {}
             if tool == "report_friction":
-                sent += bool(payload.get("result", {}).get("sent"))
+                reply = payload.get("result", {})
+                sent += bool(reply.get("sent") or reply.get("queued"))
             elif result.is_error:  # what the agent reads of a failure
                 seen.append(json.dumps(payload, ensure_ascii=False))
     return "\n".join(seen).encode("utf-8"), sent
@@ -220,7 +221,10 @@ def _audit(
         with pipeline.logs.muting_this_thread(*MUTE_OWN_CLIENT):
             hostile_requests(http, c, TOKEN, hostile)
         reports = [r for r in results if r.tool == "report_friction"]
-        assert all(r.ok and r.result.get("sent") for r in reports), [r.to_dict() for r in reports]
+        # Delivered in the call or queued for the background thread (drained by rt.close()).
+        assert all(r.ok and (r.result.get("sent") or r.result.get("queued")) for r in reports), [
+            r.to_dict() for r in reports
+        ]
         delivered += len(reports)
         # the control: the canaries really are in the user's data (the planting worked)
         at_rest = find_leaks({"user data": _user_data(home)}, c.values())

@@ -307,15 +307,18 @@ def run_client(plan: ClientPlan, root: Path, url: str) -> ClientResult:
             if rng.random() > ACCEPT_REPORT:
                 continue  # the user declined the offer
             out = runtime.reporter.report(report.args())
-            if out.get("sent"):
-                result.sent_ids.append(str(out["signal_id"]))
-            elif out.get("reason") in ("daily_duplicate", "daily_limit"):
+            if out.get("reason") in ("daily_duplicate", "daily_limit"):
                 result.bounded += 1
-            else:
+            elif not (out.get("sent") or out.get("queued")):
                 result.not_sent += 1
     finally:
-        runtime.close()
+        runtime.close()  # the background delivery drains what was queued before it stops
         transport.close()
+    # Delivery happens in the background: what reached the collector is in the sent log, and
+    # whatever the background could not deliver is still in the outbox.
+    delivered = [e for e in runtime.sent_log.entries() if e.status == "delivered"]
+    result.sent_ids = list(dict.fromkeys(str(e.signal["signal_id"]) for e in delivered))
+    result.not_sent += len(runtime.outbox)
     result.requests = transport.count
     return result
 

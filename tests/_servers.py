@@ -80,9 +80,10 @@ def running_collector(settings: CollectorSettings, **app_kwargs: Any) -> Iterato
 
 
 @contextmanager
-def running_skills(settings: SkillsSettings) -> Iterator[str]:
-    """A real uvicorn server for the skills service ``create_app(settings)``; yields its URL."""
-    with _serving(create_skills_app(settings), "skills") as url:
+def running_skills(settings: SkillsSettings, **app_kwargs: Any) -> Iterator[str]:
+    """A real uvicorn server for the skills service ``create_app(settings, **app_kwargs)``;
+    yields its URL."""
+    with _serving(create_skills_app(settings, **app_kwargs), "skills") as url:
         yield url
 
 

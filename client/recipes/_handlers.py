@@ -3,6 +3,9 @@ runner. Failures are ``ToolFailure``s whose messages name fields and rules only.
 
 from __future__ import annotations
 
+import difflib
+import hashlib
+import json
 import threading
 import weakref
 from collections.abc import Mapping
@@ -12,7 +15,7 @@ from client.errors import ToolFailure
 from client.host import Handler, Reply, ToolHost
 from client.paths import LmcpHome
 from client.recipes._check import ManifestChecker, ManifestError
-from client.recipes._manifest import Manifest
+from client.recipes._manifest import Manifest, ToolStep
 from client.recipes._runner import RunControl, run_recipe
 from client.recipes._share import ShareError, export_document, manifest_from_document
 from client.recipes._store import RecipeStore, StoreError
@@ -37,6 +40,14 @@ def _invalid(error: ManifestError) -> ToolFailure:
     return ToolFailure(ErrorClass.invalid_arguments, str(error), code="invalid_manifest")
 
 
+def _lines(manifest: Manifest) -> list[str]:
+    return json.dumps(manifest.to_json(), indent=2, sort_keys=True).splitlines()
+
+
+def _digest(manifest: Manifest) -> str:
+    return hashlib.sha256("\n".join(_lines(manifest)).encode("utf-8")).hexdigest()
+
+
 def _exists() -> ToolFailure:
     return ToolFailure(
         ErrorClass.conflict,
@@ -56,6 +67,9 @@ class RecipeService:
         #: Set it to stop a running recipe (between steps and during waits); cleared when a
         #: new run starts, so a stale cancellation never stops the next run.
         self.cancel = threading.Event()
+        #: recipe key -> digest of the replacement whose diff this process showed: replacing
+        #: an existing recipe by import runs only what was previewed.
+        self.replacements: dict[str, str] = {}
         _LIVE.add(self)
 
     def load(self, name: str) -> Manifest:
@@ -94,13 +108,22 @@ class RecipeService:
         except ManifestError as exc:
             raise _invalid(exc) from None
         self.cancel.clear()
-        return run_recipe(
+        result = run_recipe(
             manifest,
             self.host,
             args.get("params"),
             confirm=args.get("confirm") is True,
             control=RunControl(self.cancel),
         )
+        if isinstance(result, Reply) and result.outcome is Outcome.preview:
+            # The user confirms what will run: every step's arguments as saved (references
+            # like ${p} are resolved at run time). Shown locally, never sent anywhere.
+            for entry in result.result.get("plan", []):
+                step = manifest.steps[entry["index"]]
+                if isinstance(step, ToolStep):
+                    entry["args"] = {k: v for k, v in step.args.items() if k != "confirm"}
+            result.result["params"] = dict(args.get("params") or {})
+        return result
 
     def recipe_export(self, args: Mapping[str, Any]) -> Any:
         manifest = self.load(str(args["name"]))
@@ -115,7 +138,44 @@ class RecipeService:
             raw = manifest_from_document(args["document"])
         except ShareError as exc:
             raise ToolFailure(ErrorClass.invalid_arguments, exc.message, code=exc.code) from None
-        return self.save_raw(raw, overwrite=args.get("overwrite") is True)
+        overwrite = args.get("overwrite") is True
+        if overwrite:
+            replacing = self._replacement_preview(raw, confirm=args.get("confirm") is True)
+            if replacing is not None:
+                return replacing
+        return self.save_raw(raw, overwrite=overwrite)
+
+    def _replacement_preview(self, raw: object, *, confirm: bool) -> Reply | None:
+        """A diff to confirm when an import would replace an existing recipe, else None.
+
+        A confirmation must carry the same document that was previewed (same digest).
+        """
+        try:
+            new = self.checker.check(raw).manifest
+        except ManifestError as exc:
+            raise _invalid(exc) from None
+        try:
+            old = self.store.load(new.name)
+        except StoreError:
+            return None  # nothing (readable) to replace: no trusted recipe is lost
+        diff = list(
+            difflib.unified_diff(_lines(old), _lines(new), "saved", "imported", lineterm="")
+        )
+        if not diff:
+            return None  # the same recipe: replacing it changes nothing
+        digest = _digest(new)
+        if confirm and self.replacements.pop(new.key, None) == digest:
+            return None
+        self.replacements[new.key] = digest
+        preview = {
+            "preview": True,
+            "action": "replace_recipe",
+            "name": new.name,
+            "diff": diff,
+            "confirm_required": "this import replaces a saved recipe: review the diff, then "
+            "call again with the same document, overwrite: true and confirm: true",
+        }
+        return Reply(preview, Outcome.preview)
 
     def recipe_list(self, args: Mapping[str, Any]) -> Any:
         good, damaged = self.store.list()

@@ -149,8 +149,10 @@ def import_(
     overwrite: Annotated[
         bool, typer.Option("--overwrite", help="Replace a recipe with the same name.")
     ] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Replace without asking.")] = False,
 ) -> None:
-    """Import a recipe document made by ``export`` (checked exactly like a save)."""
+    """Import a recipe document made by ``export`` (checked exactly like a save). Replacing a
+    saved recipe shows the diff and asks first."""
     try:
         document = json.loads(file.read_text("utf-8"))
     except (OSError, ValueError):
@@ -160,7 +162,15 @@ def import_(
         args: dict[str, Any] = {"document": document}
         if overwrite:
             args["overwrite"] = True
-        _finish(rt.host.dispatch("recipe_import", args))
+        result = rt.host.dispatch("recipe_import", args)
+        if result.ok and isinstance(result.result, dict) and result.result.get("preview"):
+            if not yes:
+                typer.echo("\n".join(result.result.get("diff", [])))
+                if not sys.stdin.isatty() or not typer.confirm("Replace it?", default=False):
+                    typer.echo("Not replaced. Pass --yes to confirm.", err=True)
+                    return
+            result = rt.host.dispatch("recipe_import", {**args, "confirm": True})
+        _finish(result)
 
 
 @app.command()

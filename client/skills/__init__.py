@@ -11,6 +11,10 @@ reported as friction like any other tool's.
 from __future__ import annotations
 
 import hashlib
+import json
+import os
+import time
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,14 +30,18 @@ from client.skills._execute import (
     run_script,
 )
 from client.skills._http import SkillsApi, skill_path
+from client.skills._sandbox import Sandbox, find_sandbox
 from contract.schema import ErrorClass, Outcome
 
 __all__ = [
+    "ALLOW_UNSANDBOXED",
     "DEFAULT_LIMITS",
     "INTERPRETERS",
     "SAVE_PARAMETERS",
+    "Sandbox",
     "ScriptLimits",
     "SkillsApi",
+    "find_sandbox",
     "interpreter_for",
     "run_script",
     "skill_handlers",
@@ -41,6 +49,11 @@ __all__ = [
 ]
 
 SAVE_PARAMETERS = ("name", "instructions", "slug", "description", "publish", "components_json")
+#: The explicit opt-in to run scripts where no sandbox exists (containment only).
+ALLOW_UNSANDBOXED = "LMCP_SKILLS_ALLOW_UNSANDBOXED"
+#: Previews remembered for their confirmation: how many, and for how long.
+_MAX_PREVIEWS = 64
+_PREVIEW_TTL_S = 600.0
 
 
 def _limits(environ: Mapping[str, str]) -> ScriptLimits:
@@ -56,10 +69,55 @@ def _invalid(message: str, code: str) -> ToolFailure:
     return ToolFailure(ErrorClass.invalid_arguments, message, code=code, outcome=Outcome.invalid)
 
 
+def _digest(content: str, interpreter: str, mime: str, args: list[str]) -> str:
+    """What a preview showed, as one hash: the script, how it runs and with which arguments."""
+    shown = {"content": content, "interpreter": interpreter, "mime_type": mime, "args": args}
+    return hashlib.sha256(json.dumps(shown, sort_keys=True).encode("utf-8")).hexdigest()
+
+
 class _Tools:
-    def __init__(self, api: SkillsApi, limits: ScriptLimits) -> None:
+    def __init__(
+        self,
+        api: SkillsApi,
+        limits: ScriptLimits,
+        sandbox: Sandbox | None | bool,
+        allow_unsandboxed: bool,
+    ) -> None:
         self.api = api
         self.limits = limits
+        #: True: look for bubblewrap on first use (building a runtime never spawns anything).
+        self._sandbox = sandbox
+        self.allow_unsandboxed = allow_unsandboxed
+        #: call identity -> (digest previewed, when). A confirmation runs only the script whose
+        #: digest this process previewed for the same call: the server cannot swap it between.
+        self.previews: OrderedDict[tuple[Any, ...], tuple[str, float]] = OrderedDict()
+
+    @property
+    def sandbox(self) -> Sandbox | None:
+        if self._sandbox is True:
+            self._sandbox = find_sandbox()
+        return self._sandbox or None
+
+    def _remember(self, key: tuple[Any, ...], digest: str) -> None:
+        self.previews[key] = (digest, time.monotonic())
+        self.previews.move_to_end(key)
+        while len(self.previews) > _MAX_PREVIEWS:
+            self.previews.popitem(last=False)
+
+    def _check_previewed(self, key: tuple[Any, ...], digest: str) -> None:
+        seen = self.previews.pop(key, None)
+        if seen is None or time.monotonic() - seen[1] > _PREVIEW_TTL_S:
+            raise ToolFailure(
+                ErrorClass.needs_confirmation,
+                "preview this script first (call without confirm), then confirm that preview",
+                code="preview_required",
+            )
+        if seen[0] != digest:
+            raise ToolFailure(
+                ErrorClass.conflict,
+                "the script to run differs from the one previewed: nothing ran; preview again",
+                code="preview_mismatch",
+            )
 
     # -- save_cloud_skill ------------------------------------------------------------------
     def save(self, args: Mapping[str, Any]) -> Any:
@@ -134,6 +192,15 @@ class _Tools:
                 "no interpreter for this script's mime_type on this machine",
                 code="interpreter_unavailable",
             )
+        digest = _digest(content, interpreter.kind, mime, script_args)
+        key = (
+            args["slug"],
+            args.get("team"),
+            revision_id,
+            expected_hash,
+            path,
+            tuple(script_args),
+        )
         plan = {
             "slug": data.get("slug"),
             "revision_id": revision_id,
@@ -148,9 +215,13 @@ class _Tools:
             "limits": {
                 "timeout_s": self.limits.timeout_s,
                 "max_output_bytes": self.limits.max_output_bytes,
+                "memory_bytes": self.limits.sandbox.memory_bytes,
             },
+            "sandbox": "bubblewrap" if self.sandbox is not None else "none",
+            "preview_digest": digest,
         }
         if args.get("confirm") is not True:
+            self._remember(key, digest)
             return Reply(
                 {
                     "preview": True,
@@ -160,7 +231,15 @@ class _Tools:
                 },
                 Outcome.preview,
             )
-        run = run_script(content, interpreter, script_args, self.limits)
+        self._check_previewed(key, digest)
+        if self.sandbox is None and not self.allow_unsandboxed:
+            raise ToolFailure(
+                ErrorClass.unavailable,
+                f"no sandbox on this machine (bubblewrap on Linux): nothing ran; set "
+                f"{ALLOW_UNSANDBOXED}=1 to run scripts without one",
+                code="sandbox_unavailable",
+            )
+        run = run_script(content, interpreter, script_args, self.limits, self.sandbox)
         if run.timed_out:
             raise ToolFailure(
                 ErrorClass.timeout,
@@ -171,10 +250,21 @@ class _Tools:
 
 
 def skill_handlers(
-    environ: Mapping[str, str], transport: httpx.BaseTransport | None = None
+    environ: Mapping[str, str],
+    transport: httpx.BaseTransport | None = None,
+    sandbox: Sandbox | None | bool = True,
 ) -> dict[str, Handler]:
-    """The three Cloud Skill handlers, configured from ``environ``."""
-    tools = _Tools(SkillsApi.from_env(environ, transport), _limits(environ))
+    """The three Cloud Skill handlers, configured from ``environ``.
+
+    ``sandbox``: ``True`` finds bubblewrap, ``False``/``None`` runs without (tests of the
+    refusal), or a given :class:`Sandbox`. The token is read here once; it is then removed from
+    this process's environment, so nothing started later inherits it.
+    """
+    api = SkillsApi.from_env(environ, transport)
+    if api.token is not None and os.environ.get("LMCP_SKILLS_TOKEN") == api.token:
+        del os.environ["LMCP_SKILLS_TOKEN"]
+    allow = environ.get(ALLOW_UNSANDBOXED) == "1"
+    tools = _Tools(api, _limits(environ), sandbox, allow)
     return {
         "save_cloud_skill": tools.save,
         "recall_cloud_skill": tools.recall,

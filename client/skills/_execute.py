@@ -3,11 +3,12 @@
 ``run_script`` writes the pinned content into a fresh temporary directory, runs it there with
 a fixed interpreter, an environment holding nothing of the user's (no token, no home, no
 variables of the agent), no stdin, a wall-clock time limit and a cap on the output kept; then
-it kills whatever the script left running in its process group and deletes the directory.
+it kills whatever the script left running and deletes the directory.
 
-This is containment, not a sandbox: the script runs as the user and can reach the network and
-the files the user can. That is why the tool previews first and runs only on ``confirm: true``,
-only a script of a revision the caller recalled, whose content matches its pinned hash.
+Given a :class:`~client.skills._sandbox.Sandbox` (bubblewrap, Linux), the script runs inside
+it: no network, a read-only filesystem but its folder, its own PID namespace, rlimits. Without
+one it is containment only (the user's network and files): the tool refuses that unless the
+user opted in.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import IO, Any
+
+from client.skills._sandbox import MOUNT, Sandbox, SandboxLimits
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -51,6 +54,7 @@ _SUFFIX = {"python": "skill_script.py", "sh": "skill_script.sh"}
 class ScriptLimits:
     timeout_s: float = 30.0
     max_output_bytes: int = 64 * 1024  # per stream
+    sandbox: SandboxLimits = SandboxLimits()
 
 
 DEFAULT_LIMITS = ScriptLimits()
@@ -175,16 +179,33 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         proc.kill()
 
 
+def _command(
+    interpreter: Interpreter,
+    script: str,
+    workdir: str,
+    limits: ScriptLimits,
+    sandbox: Sandbox | None,
+) -> tuple[list[str], dict[str, str]]:
+    """The argv and environment that start the script (inside the sandbox when given)."""
+    if sandbox is None:
+        return [*interpreter.argv, script], scrubbed_env(workdir)
+    inner = [sandbox.python, "-I", script] if interpreter.kind == "python" else ["/bin/sh", script]
+    argv = sandbox.argv(Path(workdir), inner, scrubbed_env(MOUNT), limits.timeout_s, limits.sandbox)
+    return argv, {"PATH": "/usr/bin:/bin"}
+
+
 def run_script(
     content: str,
     interpreter: Interpreter,
     args: Sequence[str],
     limits: ScriptLimits = DEFAULT_LIMITS,
+    sandbox: Sandbox | None = None,
 ) -> ScriptRun:
     """Run ``content`` with ``interpreter`` (from :func:`interpreter_for`) and ``args``."""
     with tempfile.TemporaryDirectory(prefix="lmcp-skill-") as workdir:
         script = Path(workdir) / _SUFFIX[interpreter.kind]
         script.write_text(content, encoding="utf-8")
+        command, env = _command(interpreter, script.name, workdir, limits, sandbox)
         popen_extra: dict[str, Any] = (
             {"start_new_session": True}
             if os.name == "posix"
@@ -192,9 +213,9 @@ def run_script(
         )
         started = time.monotonic()
         proc = subprocess.Popen(  # noqa: S603 - a fixed interpreter, the pinned script, args
-            [*interpreter.argv, script.name, *args],
+            [*command, *args],
             cwd=workdir,
-            env=scrubbed_env(workdir),
+            env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -208,6 +229,7 @@ def run_script(
         _kill_group(proc)
         proc.wait()
         duration_ms = int((time.monotonic() - started) * 1000)
+        # The pipes are read with a deadline: a reader still blocked is abandoned, never awaited.
         for reader in (out, err):
             reader.thread.join(timeout=2.0)
         proc.stdout.close()

@@ -2,12 +2,15 @@
 
 Every path an agent gives is relative to the root. It is refused when it is absolute, names a
 drive, holds a NUL, or -- once resolved, following any symlink -- lands outside the root. The
-refusals name the rule, never the path.
+refusals name the rule, never the path. Only regular files are read (a FIFO, socket or device
+in the root would block the one-call-at-a-time MCP server), and reads stop at a deadline.
 """
 
 from __future__ import annotations
 
 import os
+import stat
+import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
@@ -25,6 +28,44 @@ Handler = Callable[[Mapping[str, Any]], Any]
 #: Files larger than this are searched by name only.
 SEARCH_CONTENT_LIMIT = 1024 * 1024
 SNIPPET_CHARS = 160
+#: Wall-clock budgets: one read_file, and one whole search_files walk.
+READ_DEADLINE_S = 5.0
+SEARCH_DEADLINE_S = 10.0
+_CHUNK = 64 * 1024
+
+
+def _not_regular() -> ToolFailure:
+    return ToolFailure(
+        ErrorClass.invalid_arguments,
+        "argument 'path' is not a regular file",
+        code="not_a_regular_file",
+    )
+
+
+def read_regular(path: Path, max_bytes: int, deadline: float) -> tuple[bytes, int]:
+    """(the first ``max_bytes`` bytes, the size) of a REGULAR file, read until ``deadline``.
+
+    O_NONBLOCK: opening a FIFO never waits for a writer; the fstat of the opened descriptor
+    (not of the name, which could be swapped) refuses anything but a regular file.
+    O_NOFOLLOW: a symlink swapped in after the path was checked is refused, not followed.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _not_regular()
+        chunks: list[bytes] = []
+        kept = 0
+        while kept < max_bytes and time.monotonic() < deadline:
+            chunk = os.read(fd, min(_CHUNK, max_bytes - kept))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            kept += len(chunk)
+        return b"".join(chunks), info.st_size
+    finally:
+        os.close(fd)
 
 
 def _outside() -> ToolFailure:
@@ -135,11 +176,7 @@ def files_handlers(files: FilesRoot) -> dict[str, Handler]:
                 ErrorClass.invalid_arguments, "argument 'path' is a folder", code="is_a_folder"
             )
         max_bytes = opt_int(args, "max_bytes", 1024 * 1024)
-        size = path.stat().st_size
-        # O_NOFOLLOW: a symlink swapped in after the check above is refused, not followed.
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        with os.fdopen(fd, "rb") as handle:
-            data = handle.read(max_bytes)
+        data, size = read_regular(path, max_bytes, time.monotonic() + READ_DEADLINE_S)
         return {
             "path": files.relative(path),
             "content": data.decode("utf-8", errors="replace"),
@@ -178,8 +215,13 @@ def files_handlers(files: FilesRoot) -> dict[str, Handler]:
         needle = query.casefold()
         limit = opt_int(args, "limit", 50)
         matches: list[dict[str, Any]] = []
+        deadline = time.monotonic() + SEARCH_DEADLINE_S
+        timed_out = False
         for path in files.walk(top, True):
             if len(matches) >= limit:
+                break
+            if time.monotonic() >= deadline:
+                timed_out = True
                 break
             if path.is_dir():
                 continue
@@ -188,16 +230,19 @@ def files_handlers(files: FilesRoot) -> dict[str, Handler]:
                 matches.append({"path": rel, "in": "name", "line": None, "snippet": None})
                 continue
             try:
-                if path.stat().st_size > SEARCH_CONTENT_LIMIT:
+                info = path.stat()
+                if not stat.S_ISREG(info.st_mode) or info.st_size > SEARCH_CONTENT_LIMIT:
                     continue
-                text = path.read_bytes().decode("utf-8", errors="replace")
-            except OSError:
+                data, _ = read_regular(path, SEARCH_CONTENT_LIMIT, deadline)
+            except (OSError, ToolFailure):
                 continue
+            text = data.decode("utf-8", errors="replace")
             index = text.casefold().find(needle)
             if index >= 0:
                 line, snippet = _snippet(text, index)
                 matches.append({"path": rel, "in": "content", "line": line, "snippet": snippet})
-        result = {"matches": matches, "count": len(matches), "truncated": len(matches) >= limit}
+        truncated = len(matches) >= limit or timed_out
+        result = {"matches": matches, "count": len(matches), "truncated": truncated}
         return Reply(result, Outcome.empty) if not matches else result
 
     return {

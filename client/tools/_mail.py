@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from email import policy
 from email.message import EmailMessage
 from email.parser import BytesParser
-from email.utils import format_datetime, make_msgid, parseaddr, parsedate_to_datetime
+from email.utils import format_datetime, getaddresses, make_msgid, parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 
@@ -127,17 +127,29 @@ def _header(msg: Any, name: str) -> str:
 
 
 def _addresses(args: Mapping[str, Any], key: str) -> list[str]:
+    """The entries of ``key``: each must hold exactly ONE valid address.
+
+    ``"a@x, b@y"`` in one entry is refused, so the preview and the reply's ``recipients``
+    count what the message header will really carry.
+    """
     raw = args.get(key) or []
     out: list[str] = []
     for item in raw:
-        _, addr = parseaddr(str(item))
-        if not _ADDRESS.match(addr):
+        text = str(item)
+        parsed = getaddresses([text])
+        if not any(_ADDRESS.match(address) for _, address in parsed):
             raise ToolFailure(
                 ErrorClass.invalid_arguments,
                 f"argument '{key}' holds an address that is not valid",
                 code="invalid_address",
             )
-        out.append(str(item))
+        if "\r" in text or "\n" in text or len(parsed) != 1:
+            raise ToolFailure(
+                ErrorClass.invalid_arguments,
+                f"each entry of argument '{key}' must hold exactly one address",
+                code="one_address_per_entry",
+            )
+        out.append(text)
     return out
 
 

@@ -176,12 +176,12 @@ def test_a_tool_failure_reported_with_report_friction_reaches_a_real_collector(
         outcome = _payload(reported)
         assert failed.is_error and not reported.is_error, outcome
         if outcome["result"].get("sent") is not True:
-            # A loaded machine can time the first delivery out: the signal then waits in the
-            # outbox, and LMCP's own flush delivers it to the same collector.
+            # Queued (delivery is in the background): the server's delivery thread sends it,
+            # at the latest when the server closes; a flush delivers whatever is left.
             assert outcome["result"].get("queued") is True, outcome
             env = _env(tmp_path, signals="on", LMCP_COLLECTOR_URL=url)
             with Runtime.from_env(env) as rt:
-                assert rt.reporter.flush()["delivered"] == 1
+                assert rt.reporter.flush()["delivered"] in (0, 1)
     with duckdb.connect(str(settings.db_path), read_only=True) as con:
         rows = con.execute("SELECT tool_attempted, error_class FROM signals").fetchall()
     assert rows == [("read_note", "not_found")]

@@ -47,7 +47,7 @@ def test_20_concurrent_identical_saves_create_one_revision(
     assert all([w["code"] for w in r.json()["warnings"]] == ["unchanged"] for r in unchanged)
 
 
-def test_no_route_can_update_or_delete_a_revision(tmp_path: Path) -> None:
+def test_no_route_can_update_a_revision_and_only_the_owner_purge_deletes(tmp_path: Path) -> None:
     app = create_app(make_settings(tmp_path / "unused.duckdb"))
     paths = app.openapi()["paths"]
     methods = {
@@ -65,6 +65,7 @@ def test_no_route_can_update_or_delete_a_revision(tmp_path: Path) -> None:
         ("/v1/skills/{slug}/revisions/{revision_id}/publish", "POST"),
         ("/v1/skills/{slug}/revisions/{revision_id}/approve", "POST"),
         ("/v1/skills/{slug}/revisions/{revision_id}/reject", "POST"),
+        ("/v1/skills/{slug}", "DELETE"),  # the owner's purge (issue 15, item 9)
     }
 
 
@@ -73,8 +74,17 @@ def test_no_statement_of_the_store_updates_or_deletes_revision_content() -> None
     for entry in folder.iterdir():
         sql = entry.read_text("utf-8").upper()
         if "UPDATE" in sql or "DELETE" in sql:
-            assert entry.name == "state_update.sql"
-            assert "UPDATE SKILL_REVISION_STATE SET STATUS" in sql
+            # The life cycle, and the purge that empties content (delete, proposal expiry).
+            assert entry.name in {
+                "state_update.sql",
+                "purge_components.sql",
+                "purge_state.sql",
+                "purge_text.sql",
+            }
+            if entry.name == "state_update.sql":
+                assert "UPDATE SKILL_REVISION_STATE SET STATUS" in sql
+            if entry.name == "purge_text.sql":
+                assert "SET NAME = '', DESCRIPTION = '', INSTRUCTIONS = ''" in sql
 
 
 def test_no_route_alters_a_stored_revision(api: Api, slug: str) -> None:
@@ -99,7 +109,7 @@ def test_no_route_alters_a_stored_revision(api: Api, slug: str) -> None:
     ann_ops.post("/v1/skills", json=skill_body(slug, components_json=items))
     ann.get("/v1/skills", params={"query": slug})
     ann.get(f"/v1/skills/{slug}/revisions")
-    for method in ("PUT", "PATCH", "DELETE"):
+    for method in ("PUT", "PATCH"):
         assert ann.request(method, f"/v1/skills/{slug}").status_code == 405
     assert snapshot() == before
 

@@ -187,32 +187,40 @@ def test_recall_cloud_skill_tool_not_found(host_for: HostFor, slug: str) -> None
 
 # -- execute_cloud_skill ----------------------------------------------------------------------
 
-WRITE_MARKER = "import sys, pathlib\npathlib.Path(sys.argv[1]).write_text('ran')\nprint('done')\n"
+WRITE_MARKER = (
+    "import sys, pathlib\np = pathlib.Path(sys.argv[1])\n"
+    "print('again' if p.exists() else 'done')\np.write_text('ran')\n"
+)
+
+
+def _confirmed(host: ToolHost, args: dict[str, Any]) -> Any:
+    """Preview, then confirm that preview (a confirmation runs only what was previewed)."""
+    preview = host.dispatch("execute_cloud_skill", args)
+    if preview.error is not None:
+        return preview
+    return host.dispatch("execute_cloud_skill", {**args, "confirm": True})
 
 
 @pytest.mark.slow  # runs the skill's script in a child process
-def test_execute_cloud_skill_previews_unless_confirmed(
-    host_for: HostFor, slug: str, tmp_path: Path
-) -> None:
+def test_execute_cloud_skill_previews_unless_confirmed(host_for: HostFor, slug: str) -> None:
     host = host_for()
     saved = _script_skill(host, slug, WRITE_MARKER)
-    marker = tmp_path / "marker.txt"
+    # The sandbox's scratch folder is the only writable place; the marker lives there.
     args = {
         "slug": slug,
         "revision_id": saved["revision_id"],
         "canonical_hash": saved["canonical_hash"],
         "logical_path": "bin/run.py",
-        "args": [str(marker)],
+        "args": ["marker.txt"],
     }
     preview = host.dispatch("execute_cloud_skill", args)
     assert preview.outcome is Outcome.preview
     assert preview.result["preview"] is True
     assert preview.result["would_run"]["interpreter"] == "python"
-    assert not marker.exists()
+    assert "stdout" not in preview.result
     ran = host.dispatch("execute_cloud_skill", {**args, "confirm": True})
     assert ran.outcome is Outcome.ok, ran.to_dict()
     assert (ran.result["exit_code"], ran.result["stdout"]) == (0, "done\n")
-    assert marker.read_text() == "ran"
 
 
 def test_execute_cloud_skill_refuses_a_hash_that_does_not_match_the_recalled_revision(
@@ -247,14 +255,13 @@ def test_execute_cloud_skill_runs_an_older_pinned_revision(host_for: HostFor, sl
     host = host_for()
     first = _script_skill(host, slug, "print('one')")
     _script_skill(host, slug, "print('two')")
-    result = host.dispatch(
-        "execute_cloud_skill",
+    result = _confirmed(
+        host,
         {
             "slug": slug,
             "revision_id": first["revision_id"],
             "canonical_hash": first["canonical_hash"],
             "logical_path": "bin/run.py",
-            "confirm": True,
         },
     )
     assert result.result["stdout"] == "one\n"
@@ -302,14 +309,13 @@ def test_execute_cloud_skill_refuses_unpublished_revisions(host_for: HostFor, sl
 def test_execute_cloud_skill_time_limit_is_a_timeout_failure(host_for: HostFor, slug: str) -> None:
     host = host_for(LMCP_SKILLS_EXEC_TIMEOUT_S="0.5")
     saved = _script_skill(host, slug, "import time\ntime.sleep(30)\n")
-    result = host.dispatch(
-        "execute_cloud_skill",
+    result = _confirmed(
+        host,
         {
             "slug": slug,
             "revision_id": saved["revision_id"],
             "canonical_hash": saved["canonical_hash"],
             "logical_path": "bin/run.py",
-            "confirm": True,
         },
     )
     assert result.error is not None
@@ -355,4 +361,8 @@ def test_a_failed_skill_call_can_be_reported_as_anonymous_friction(runtime: Runt
         "report_friction",
         {"friction_type": "cannot_complete", "tool_attempted": "save_cloud_skill"},
     )
-    assert sent.result == {"sent": True, "signal_id": sent.result["signal_id"]}
+    # Delivered within the call's short wait, or queued for the background delivery thread.
+    assert sent.result in (
+        {"sent": True, "signal_id": sent.result.get("signal_id")},
+        {"sent": False, "queued": True},
+    )

@@ -42,7 +42,7 @@ def test_catalogue_save_cloud_skill_has_exactly_the_spec_parameters() -> None:
         "publish": "boolean",
         "components_json": "string",
     }
-    assert tool.effect.value == "write"
+    assert tool.effect.value == "send"  # egress: the skill leaves the machine
 
 
 def test_catalogue_execute_cloud_skill_asks_its_own_confirmation() -> None:
@@ -55,7 +55,10 @@ def test_catalogue_execute_cloud_skill_asks_its_own_confirmation() -> None:
         "canonical_hash",
         "logical_path",
     }
-    assert tools["recall_cloud_skill"].effect.value == "read"
+    # Egress (issue 16, finding 9): a recall's query leaves the machine.
+    assert {tools[n].effect.value for n in ("recall_cloud_skill", "execute_cloud_skill")} == {
+        "send"
+    }
 
 
 def test_every_server_problem_code_is_mapped_by_the_client() -> None:

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from cloudskills.validation import InvalidSkill, validate_save
 from contract.secrets_scan import RULES
+from tests.hardening_client.test_secret_scanner import RECALL
 
 FAKE_SECRETS: dict[str, str] = {
     "private_key_block": (
@@ -31,10 +32,14 @@ FAKE_SECRETS: dict[str, str] = {
     "jwt": "eyJhbGciOiJub25lIn0.eyJzdWIiOiJmYWtlIn0.FAKEsignature0123",
     "keyword_high_entropy": "password = Zx9qW3rT7pL2mN8v",
 }
+# One sample of every other rule, from the recall suite of the hardened scanner.
+for _sample, _rule in RECALL.values():
+    FAKE_SECRETS.setdefault(_rule, _sample)
 
 
 def test_every_rule_of_the_shared_secret_scanner_has_a_sample() -> None:
-    assert set(FAKE_SECRETS) == {rule for rule, _ in RULES} | {"keyword_high_entropy"}
+    derived = {"keyword_high_entropy", "password_assignment", "base64_encoded_secret"}
+    assert set(FAKE_SECRETS) == {rule for rule, _ in RULES} | derived
 
 
 def _refusal(request: dict[str, Any]) -> list[dict[str, str]]:

@@ -1,0 +1,80 @@
+"""Finding 10: a FIFO in the files root no longer hangs read_file, search_files or the MCP server
+(regular files only, reads bounded by a deadline)."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import types
+
+from client.host import ToolResult
+from client.paths import LmcpHome
+from tests.mcp.conftest import mcp_session
+from tests.tools.conftest import Call
+
+posix_only = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs mkfifo")
+
+
+def _with_deadline(call: Call, tool: str, seconds: float, **args: Any) -> ToolResult:
+    """Run a tool call in a thread; fail (instead of hanging the suite) if it blocks."""
+    out: list[ToolResult] = []
+    worker = threading.Thread(target=lambda: out.append(call(tool, **args)), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert out, f"{tool} blocked for more than {seconds} s"
+    return out[0]
+
+
+def _root_with_fifo(home: LmcpHome) -> Path:
+    root = home.files_root
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "notes.txt").write_text("the needle is here\n", encoding="utf-8")
+    os.mkfifo(root / "pipe")
+    return root
+
+
+@posix_only
+def test_fifo_in_files_root_read_file_refuses_without_blocking(home: LmcpHome, call: Call) -> None:
+    _root_with_fifo(home)
+    started = time.monotonic()
+    result = _with_deadline(call, "read_file", 5.0, path="pipe")
+    assert time.monotonic() - started < 1.0
+    assert result.error is not None and result.error.code == "not_a_regular_file"
+    assert call("read_file", path="notes.txt").result["content"] == "the needle is here\n"
+
+
+@posix_only
+def test_fifo_in_files_root_search_files_skips_it(home: LmcpHome, call: Call) -> None:
+    _root_with_fifo(home)
+    result = _with_deadline(call, "search_files", 5.0, query="needle")
+    assert [m["path"] for m in result.result["matches"]] == ["notes.txt"]
+    assert _with_deadline(call, "search_files", 5.0, query="pipe").result["count"] == 1  # by name
+
+
+@posix_only
+@pytest.mark.slow
+def test_fifo_in_files_root_mcp_server_keeps_answering(tmp_path: Path) -> None:
+    home = LmcpHome(tmp_path / "home").ensure()
+    _root_with_fifo(home)
+    env = {"LMCP_HOME": str(home.root), "LMCP_COLLECTOR_URL": "http://127.0.0.1:9"}
+
+    async def run() -> list[types.CallToolResult]:
+        async with mcp_session(env) as session:
+            with anyio.fail_after(20):
+                return [
+                    await session.call_tool("read_file", {"path": "pipe"}),
+                    await session.call_tool("search_files", {"query": "needle"}),
+                    await session.call_tool("get_datetime", {}),
+                ]
+
+    refused, searched, answered = anyio.run(run)
+    assert refused.is_error
+    assert searched.structured_content is not None
+    assert searched.structured_content["result"]["count"] == 1
+    assert not answered.is_error
