@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 from rich.table import Table
 
-from analysis._api import open_db
+from analysis._api import open_db, open_lake
 from analysis._filters import FilterError, Filters
 from analysis._questions import DEFAULT_K, DEFAULT_LIMIT, QUESTIONS, Answer, Question, ask
 from analysis._remote import RemoteError, fetch_answer
@@ -42,6 +42,9 @@ DbOpt = Annotated[
     typer.Option(
         "--db", help="An exported copy: a DuckDB file, or a Parquet export.", dir_okay=False
     ),
+]
+LakeOpt = Annotated[
+    str | None, typer.Option("--lake", help="A lake: a Delta table's folder or s3:// URI.")
 ]
 UrlOpt = Annotated[
     str | None, typer.Option("--url", help="A running collector, e.g. http://127.0.0.1:8765.")
@@ -118,14 +121,15 @@ def _answer(
     filters: Filters,
     k: int,
     limit: int,
+    lake: str | None = None,
 ) -> Answer[Row]:
-    if (db is None) == (url is None):
-        raise typer.BadParameter("give exactly one of --db and --url")
-    if db is not None:
+    if [db, url, lake].count(None) != 2:
+        raise typer.BadParameter("give exactly one of --db, --url and --lake")
+    if db is not None or lake is not None:
         try:
-            con = open_db(db)
+            con = open_lake(lake) if lake is not None else open_db(db)  # type: ignore[arg-type]
         except FileNotFoundError:
-            raise typer.BadParameter("--db: no file there") from None
+            raise typer.BadParameter("--db/--lake: nothing there") from None
         try:
             return ask(con, question, filters, k=k, limit=limit)
         finally:
@@ -153,9 +157,12 @@ def _command(question: Question) -> Callable[..., None]:
         k: KOpt = DEFAULT_K,
         limit: LimitOpt = DEFAULT_LIMIT,
         as_json: JsonOpt = False,
+        lake: LakeOpt = None,
     ) -> None:
         filters = _filters(start, end, platform, version, tool)
-        answer = _answer(question, db=db, url=url, token=token, filters=filters, k=k, limit=limit)
+        answer = _answer(
+            question, db=db, url=url, token=token, filters=filters, k=k, limit=limit, lake=lake
+        )
         if as_json:
             console.print_json(json.dumps(answer.to_json()))
         else:
@@ -187,14 +194,15 @@ def report_command(
     version: VersionOpt = None,
     tool: ToolOpt = None,
     k: KOpt = DEFAULT_K,
+    lake: LakeOpt = None,
 ) -> None:
     """Write the self-contained HTML triage report (offline: inline SVG charts, no script)."""
     filters = _filters(start, end, platform, version, tool)
-    if db is not None and url is None:
+    if (db is None) != (lake is None) and url is None:
         try:
-            con = open_db(db)
+            con = open_lake(lake) if lake is not None else open_db(db)  # type: ignore[arg-type]
         except FileNotFoundError:
-            raise typer.BadParameter("--db: no file there") from None
+            raise typer.BadParameter("--db/--lake: nothing there") from None
         try:
             answers = answer_all(con, filters, k=k)
         finally:

@@ -13,6 +13,7 @@ API), plus the routers the caller hands in (``routers``: the shell mounts triage
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -144,6 +145,12 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         silence_access_log()
         db.open()
+        lake = None
+        if settings.lake_uri:
+            from collector.lake.sink import lake_from_settings  # deltalake in lake mode only
+
+            lake = lake_from_settings(settings)
+            await asyncio.to_thread(lake.create)
         writer = GroupCommitWriter(
             db,
             telemetry,
@@ -151,6 +158,7 @@ def create_app(
             linger_s=settings.writer_linger_ms / 1000,
             quiet_s=settings.writer_quiet_ms / 1000,
             today=today,
+            lake=lake,
         )
         writer.start()
         app.state.writer = writer

@@ -40,7 +40,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol, overload
+from typing import TYPE_CHECKING, NamedTuple, Protocol, overload
 
 import duckdb
 import pyarrow as pa
@@ -52,6 +52,9 @@ from collector.ingest import validate_batch
 from collector.rows import ROWS, rows_from_models
 from collector.telemetry import Telemetry
 from contract.schema import FrictionSignal
+
+if TYPE_CHECKING:
+    from collector.lake.store import LakeStore
 
 __all__ = [
     "KEPT_MODELS_MAX",
@@ -475,8 +478,10 @@ class GroupCommitWriter:
         in_flight_window_s: float = IN_FLIGHT_WINDOW_S,
         follow_s: float = FOLLOW_S,
         today: Callable[[], dt.date] = utc_today,
+        lake: LakeStore | None = None,
     ) -> None:
         self._db = db
+        self._lake = lake  # lake mode: each flush is one Delta commit (collector/lake/sink.py)
         self._telemetry = telemetry
         self._max_rows = max_rows
         self._linger = linger_s
@@ -568,7 +573,9 @@ class GroupCommitWriter:
                 self._wake.clear()
                 follow = False  # start the next small flush's INSERT before anybody is in
                 while self._pending or (follow and not self._closing):
-                    if self._pending and isinstance(self._pending[0].signals, BodyOnly):
+                    if self._pending and (
+                        self._lake is not None or isinstance(self._pending[0].signals, BodyOnly)
+                    ):
                         self._gather()
                         taken = self._take()
                         self._flush(con, taken)
@@ -680,7 +687,12 @@ class GroupCommitWriter:
         batches = [p.signals for p in taken]
         try:
             work = FlushWork(batches, [p.body for p in taken])
-            results, refused = work.write(con, self._today(), self._incoming)
+            if self._lake is not None:
+                from collector.lake.sink import write_flush  # deltalake loads in lake mode only
+
+                results, refused = write_flush(self._lake, work, self._today()), False
+            else:
+                results, refused = work.write(con, self._today(), self._incoming)
         except Exception as exc:
             self._failed(taken, exc)
             return

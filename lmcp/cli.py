@@ -57,6 +57,7 @@ _SUBCOMMANDS = (
     ("recipes", "client.recipes.cli", "Saved multi-step workflows."),
     ("collector", "lmcp.collector_cli", "The team's collector server."),
     ("analysis", "analysis.cli", "Triage of the collected signals."),
+    ("lake", "lmcp.lake_cli", "The Delta Lake table of a multi-collector deployment."),
 )
 
 for _name, _module, _help in _SUBCOMMANDS:

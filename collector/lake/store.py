@@ -1,0 +1,227 @@
+"""``LakeStore``: the signals as one Delta Lake table, partitioned by ``received_day``.
+
+- ``append`` is one Delta commit (delta-rs's optimistic concurrency: a commit creates
+  ``_delta_log/<version>.json`` only if absent, and retries on the next version when another
+  writer got there first). It returns only once the commit is durable.
+- Retries of one batch may land on different collectors, so the table may hold an id more
+  than once. Rows carry ``compacted``: False as appended, True once ``compact_day`` rewrote
+  their day. Invariant: compacted rows hold each ``signal_id`` once across the whole table
+  (``collector/lake/jobs.py``), so reads de-duplicate only the rows not compacted yet.
+- ``signals_relation`` gives DuckDB a ``signals`` view with the collector table's columns and
+  types (ENUMs included, from the migrations), so the same ``.sql`` files run on either mode.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
+from deltalake import CommitProperties, DeltaTable, write_deltalake
+from deltalake.exceptions import TableNotFoundError
+
+from collector.rows import ROWS
+
+__all__ = ["LAKE_SCHEMA", "LakeStore", "lake_rows", "signal_columns"]
+
+#: Delta has no unsigned integers and no UUID: ids are their 16 bytes (byte order is UUID
+#: order), unsigned columns widen to the next signed type. ``compacted`` marks rewritten rows.
+_WIDEN = {pa.uint8(): pa.int16(), pa.uint16(): pa.int32()}
+LAKE_SCHEMA = pa.schema(
+    [pa.field("signal_id", pa.binary(16), nullable=False)]
+    + [pa.field(f.name, _WIDEN.get(f.type, f.type)) for f in list(ROWS)[1:]]
+    + [pa.field("received_day", pa.date32()), pa.field("compacted", pa.bool_())]
+)
+PARTITION = "received_day"
+#: Commits a writer may retry after losing the race for a version (3 busy collectors lose
+#: several in a row; each retry re-reads only the new log entries).
+MAX_COMMIT_RETRIES = 200
+
+
+def lake_rows(rows: pa.Table, received_day: dt.date, *, compacted: bool = False) -> pa.Table:
+    """A flush's rows (``collector.rows.ROWS``) as ``LAKE_SCHEMA`` rows of ``received_day``."""
+    ids = rows.column("signal_id")
+    if isinstance(ids.type, pa.ExtensionType):
+        ids = pa.chunked_array([c.storage for c in ids.chunks], ids.type.storage_type)
+    arrays: list[Any] = [ids.cast(pa.binary(16))]
+    for field in list(LAKE_SCHEMA)[1:-2]:
+        arrays.append(rows.column(field.name).cast(field.type))
+    n = rows.num_rows
+    arrays.append(pa.array([received_day] * n, pa.date32()))
+    arrays.append(pa.array([compacted] * n, pa.bool_()))
+    return pa.Table.from_arrays(arrays, schema=LAKE_SCHEMA)
+
+
+def signal_columns() -> list[tuple[str, str]]:
+    """The collector's ``signals`` columns and their DuckDB types, from the migrations."""
+    from collector.db import apply_migrations
+
+    con = duckdb.connect(":memory:")
+    try:
+        apply_migrations(con)
+        rows = con.execute(
+            "SELECT column_name, data_type FROM information_schema.columns "
+            "WHERE table_name = 'signals' ORDER BY ordinal_position"
+        ).fetchall()
+    finally:
+        con.close()
+    return [(str(name), str(kind)) for name, kind in rows]
+
+
+@dataclass(frozen=True, slots=True)
+class DayStatus:
+    day: dt.date
+    files: int
+    rows: int
+    bytes: int
+    compacted: bool
+
+
+class LakeStore:
+    """One Delta table of signals at ``uri`` (a folder, or ``s3://bucket/prefix``)."""
+
+    def __init__(self, uri: str, storage_options: Mapping[str, str] | None = None) -> None:
+        self.uri = uri
+        self.storage_options = dict(storage_options or {})
+        self._created = False
+        self._lock = threading.Lock()
+
+    @property
+    def is_local(self) -> bool:
+        return "://" not in self.uri or self.uri.startswith("file://")
+
+    def create(self) -> None:
+        """Create the table if it does not exist. Safe when several collectors start at once:
+        creating version 0 is a conditional write too, and the losers find the table."""
+        with self._lock:
+            if self._created:
+                return
+            try:
+                DeltaTable.create(
+                    self.uri,
+                    LAKE_SCHEMA,
+                    mode="ignore",
+                    partition_by=[PARTITION],
+                    name="signals",
+                    storage_options=self.storage_options,
+                )
+            except Exception:
+                if not DeltaTable.is_deltatable(self.uri, self.storage_options):
+                    raise
+            self._created = True
+
+    def table(self) -> DeltaTable:
+        """The table at its newest version."""
+        return DeltaTable(self.uri, storage_options=self.storage_options)
+
+    def append(self, table: pa.Table, *, metadata: Mapping[str, str] | None = None) -> None:
+        """Append ``LAKE_SCHEMA`` rows in one commit; return once it is committed."""
+        if table.num_rows == 0:
+            return
+        self.create()
+        write_deltalake(
+            self.uri,
+            table.select(LAKE_SCHEMA.names).cast(LAKE_SCHEMA),
+            mode="append",
+            partition_by=[PARTITION],
+            storage_options=self.storage_options,
+            commit_properties=CommitProperties(
+                custom_metadata=dict(metadata or {}), max_commit_retries=MAX_COMMIT_RETRIES
+            ),
+        )
+
+    def exists(self) -> bool:
+        return DeltaTable.is_deltatable(self.uri, self.storage_options)
+
+    def days(self) -> list[DayStatus]:
+        """Per ``received_day``: files, rows, bytes, and whether every row is compacted."""
+        try:
+            actions = self.table().get_add_actions(flatten=True)
+        except TableNotFoundError:
+            return []
+        acts = pa.table(actions)
+        if acts.num_rows == 0:
+            return []
+        days = acts.column(f"partition.{PARTITION}").to_pylist()
+        rows = acts.column("num_records").to_pylist()
+        sizes = acts.column("size_bytes").to_pylist()
+        done = acts.column("min.compacted").to_pylist()
+        out: dict[dt.date, list[Any]] = {}
+        for day, n, size, compacted in zip(days, rows, sizes, done, strict=True):
+            key = day if isinstance(day, dt.date) else dt.date.fromisoformat(str(day))
+            entry = out.setdefault(key, [0, 0, 0, True])
+            entry[0] += 1
+            entry[1] += int(n or 0)
+            entry[2] += int(size or 0)
+            entry[3] = entry[3] and compacted is True
+        return [DayStatus(d, *v) for d, v in sorted(out.items())]
+
+    def relation(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        name: str = "lake_rows",
+        table: DeltaTable | None = None,
+    ) -> None:
+        """A view ``name`` over the files of ``table`` (default: the newest version), every
+        row as stored."""
+        self.create()
+        dtable = self.table() if table is None else table
+        if self.is_local:
+            files = dtable.file_uris()
+            if not files:
+                con.register(name, LAKE_SCHEMA.empty_table())
+                return
+            listed = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
+            con.execute(
+                f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet([{listed}], "
+                f"hive_partitioning = true, hive_types = {{'{PARTITION}': DATE}}, "
+                "union_by_name = true)"
+            )
+        else:  # no httpfs extension offline: delta-rs reads the objects, Arrow streams them
+            con.register(name, dtable.to_pyarrow_dataset())
+
+    def signals_relation(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Create the view ``signals``: the collector's columns and types, each id once.
+
+        Compacted rows are unique across the table (``compact_day``); the rest are reduced to
+        one row per id (the earliest ``received_day``; a copy already compacted wins).
+        """
+        self.relation(con, "lake_rows")
+        cols = signal_columns()
+        shaped = ", ".join(
+            (
+                "CAST(hex(signal_id) AS UUID) AS signal_id"
+                if name == "signal_id"
+                else f'CAST("{name}" AS {kind}) AS "{name}"'
+            )
+            for name, kind in cols
+        )
+        con.execute(
+            f"""
+            CREATE OR REPLACE VIEW signals AS
+            WITH fresh AS (
+                SELECT * FROM lake_rows WHERE NOT compacted
+                QUALIFY row_number() OVER (PARTITION BY signal_id ORDER BY received_day) = 1
+            )
+            SELECT {shaped} FROM lake_rows WHERE compacted
+            UNION ALL
+            SELECT {shaped} FROM fresh
+            WHERE NOT EXISTS (
+                SELECT 1 FROM lake_rows AS c WHERE c.compacted AND c.signal_id = fresh.signal_id
+            )
+            """
+        )
+
+    def count(self) -> int:
+        """Rows stored (duplicates included): the sum of the current files' row counts."""
+        return sum(d.rows for d in self.days())
+
+
+def ids_of(table: pa.Table) -> list[bytes]:
+    """The ids of ``LAKE_SCHEMA`` rows, as bytes (tests and checks)."""
+    return [bytes(b) for b in pc.cast(table.column("signal_id"), pa.binary(16)).to_pylist()]
