@@ -90,6 +90,9 @@ class LakeStore:
         self.storage_options = dict(storage_options or {})
         self._created = False
         self._lock = threading.Lock()
+        #: The table as this process last committed it: appending through it reads only the
+        #: log entries added since (a fresh load re-reads the checkpoint and the log tail).
+        self._live: DeltaTable | None = None
 
     @property
     def is_local(self) -> bool:
@@ -120,12 +123,16 @@ class LakeStore:
         return DeltaTable(self.uri, storage_options=self.storage_options)
 
     def append(self, table: pa.Table, *, metadata: Mapping[str, str] | None = None) -> None:
-        """Append ``LAKE_SCHEMA`` rows in one commit; return once it is committed."""
+        """Append ``LAKE_SCHEMA`` rows in one commit; return once it is committed.
+
+        One caller at a time (the writer thread): the live table is not shared."""
         if table.num_rows == 0:
             return
         self.create()
+        if self._live is None:
+            self._live = self.table()
         write_deltalake(
-            self.uri,
+            self._live,
             table.select(LAKE_SCHEMA.names).cast(LAKE_SCHEMA),
             mode="append",
             partition_by=[PARTITION],
