@@ -57,8 +57,9 @@ def lake_rows(rows: pa.Table, received_day: dt.date, *, compacted: bool = False)
     return pa.Table.from_arrays(arrays, schema=LAKE_SCHEMA)
 
 
-def signal_columns() -> list[tuple[str, str]]:
-    """The collector's ``signals`` columns and their DuckDB types, from the migrations."""
+def signal_columns() -> tuple[list[tuple[str, str]], list[tuple[str, list[str]]]]:
+    """The collector's ``signals`` columns with their DuckDB types, and its ENUM types with
+    their values, in order (the queries cast to them by name), from the migrations."""
     from collector.db import apply_migrations
 
     con = duckdb.connect(":memory:")
@@ -68,9 +69,18 @@ def signal_columns() -> list[tuple[str, str]]:
             "SELECT column_name, data_type FROM information_schema.columns "
             "WHERE table_name = 'signals' ORDER BY ordinal_position"
         ).fetchall()
+        names = [
+            str(r[0])
+            for r in con.execute(
+                "SELECT type_name FROM duckdb_types() WHERE NOT internal AND logical_type = 'ENUM'"
+            ).fetchall()
+        ]
+        enums = [
+            (n, list(con.execute(f"SELECT enum_range(NULL::{n})").fetchone()[0])) for n in names
+        ]  # type: ignore[index]
     finally:
         con.close()
-    return [(str(name), str(kind)) for name, kind in rows]
+    return [(str(name), str(kind)) for name, kind in rows], enums
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,7 +209,12 @@ class LakeStore:
         one row per id (the earliest ``received_day``; a copy already compacted wins).
         """
         self.relation(con, "lake_rows")
-        cols = signal_columns()
+        cols, enums = signal_columns()
+        known = {str(r[0]) for r in con.execute("SELECT type_name FROM duckdb_types()").fetchall()}
+        for enum, values in enums:
+            if enum not in known:
+                listed = ", ".join("'" + v.replace("'", "''") + "'" for v in values)
+                con.execute(f"CREATE TYPE {enum} AS ENUM ({listed})")
         shaped = ", ".join(
             (
                 "CAST(hex(signal_id) AS UUID) AS signal_id"
