@@ -75,9 +75,10 @@ def signal_columns() -> tuple[list[tuple[str, str]], list[tuple[str, list[str]]]
                 "SELECT type_name FROM duckdb_types() WHERE NOT internal AND logical_type = 'ENUM'"
             ).fetchall()
         ]
-        enums = [
-            (n, list(con.execute(f"SELECT enum_range(NULL::{n})").fetchone()[0])) for n in names
-        ]  # type: ignore[index]
+        enums: list[tuple[str, list[str]]] = []
+        for n in names:
+            found = con.execute(f"SELECT enum_range(NULL::{n})").fetchone()
+            enums.append((n, [str(v) for v in (found[0] if found else [])]))
     finally:
         con.close()
     return [(str(name), str(kind)) for name, kind in rows], enums
