@@ -55,3 +55,7 @@ lock: uv-bootstrap
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache test-artifacts
+
+.PHONY: demo-lake
+demo-lake: venv
+	$(PY) -m scripts.demo_lake $(DEMO_ARGS)

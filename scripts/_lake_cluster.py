@@ -97,9 +97,12 @@ class Collector:
 
 
 class Collectors:
-    """``count`` collector processes appending to ``lake_uri`` (``env``: the S3 settings)."""
+    """``count`` collector processes appending to ``lake_uri`` (``env``: the S3 settings);
+    ``lake_uri=None``: single-file collectors, each with its own DuckDB file."""
 
-    def __init__(self, count: int, lake_uri: str, env: Mapping[str, str], root: Path) -> None:
+    def __init__(
+        self, count: int, lake_uri: str | None, env: Mapping[str, str], root: Path
+    ) -> None:
         self.count = count
         self.lake_uri = lake_uri
         self.env = dict(env)
@@ -121,8 +124,10 @@ class Collectors:
                 env = dict(base, LMCP_COLLECTOR_DB_PATH=str(self.root / f"collector{i}.duckdb"))
                 cmd = [
                     sys.executable, "-m", "lmcp.collector_cli", "serve", "--host", "127.0.0.1",
-                    "--port", str(port), "--log-level", "warning", "--lake", self.lake_uri,
+                    "--port", str(port), "--log-level", "warning",
                 ]  # fmt: skip
+                if self.lake_uri is not None:
+                    cmd += ["--lake", self.lake_uri]
                 with (self.root / f"collector{i}.log").open("ab") as log:
                     proc = subprocess.Popen(
                         cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
