@@ -23,7 +23,8 @@ from dataclasses import dataclass
 import duckdb
 from deltalake import CommitProperties, write_deltalake
 
-from collector.lake.store import LAKE_SCHEMA, MAX_COMMIT_RETRIES, PARTITION, LakeStore
+from collector.lake.files import PARTITION, lake_files
+from collector.lake.store import LAKE_SCHEMA, MAX_COMMIT_RETRIES, LakeStore
 from collector.retention import first_kept_day
 
 __all__ = ["CompactResult", "RetainResult", "compact", "compact_day", "retain"]
@@ -59,24 +60,29 @@ def compact_day(
     there).
     """
     table = store.table()  # the version read: the commit is checked against it
-    before = next((d for d in store.days() if d.day == day), None)
+    # Only the day's files, and one column of the compacted files of the other days, are read.
+    files = lake_files(table)
+    reader = store.reader(table)
+    day_rows = reader.read([f for f in files if f.day == day], LAKE_SCHEMA)
+    elsewhere = reader.read(
+        [f for f in files if f.compacted and f.day != day], LAKE_SCHEMA, ["signal_id"]
+    )
     con = duckdb.connect(":memory:")
     try:
         con.execute("SET enable_progress_bar = false")
-        store.relation(con, "lake_rows", table)
+        con.register("day_rows", day_rows)
+        con.register("elsewhere", elsewhere)
         # Each id once: a copy already compacted wins, then a fixed order of the row's content
         # (never arrival); ids compacted in another day stay there.
         rows = con.sql(
             f"""
-            SELECT * REPLACE (true AS compacted) FROM lake_rows
-            WHERE {PARTITION} = $1::DATE AND signal_id NOT IN (
-                SELECT signal_id FROM lake_rows WHERE compacted AND {PARTITION} <> $1::DATE
-            )
+            SELECT * REPLACE (true AS compacted) FROM day_rows
+            WHERE signal_id NOT IN (SELECT signal_id FROM elsewhere)
             QUALIFY row_number() OVER (
                 PARTITION BY signal_id ORDER BY compacted DESC, hash({_CONTENT})
             ) = 1
             ORDER BY signal_id
-            """.replace("$1", f"'{day.isoformat()}'")
+            """
         ).to_arrow_table()
     finally:
         con.close()
@@ -94,13 +100,10 @@ def compact_day(
             max_commit_retries=MAX_COMMIT_RETRIES,
         ),
     )
-    after = next((d for d in store.days() if d.day == day), None)
+    before = [f for f in files if f.day == day]
+    after = [f for f in lake_files(table) if f.day == day]  # the version just committed
     return CompactResult(
-        day,
-        before.rows if before else 0,
-        after.rows if after else 0,
-        before.files if before else 0,
-        after.files if after else 0,
+        day, sum(f.rows for f in before), sum(f.rows for f in after), len(before), len(after)
     )
 
 

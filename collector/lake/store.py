@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 from deltalake import CommitProperties, DeltaTable, write_deltalake
 from deltalake.exceptions import TableNotFoundError
 
+from collector.lake.files import PARTITION, LakeReader, lake_files
 from collector.rows import ROWS
 
 __all__ = ["LAKE_SCHEMA", "LakeStore", "lake_rows", "signal_columns"]
@@ -37,7 +38,6 @@ LAKE_SCHEMA = pa.schema(
     + [pa.field(f.name, _WIDEN.get(f.type, f.type)) for f in list(ROWS)[1:]]
     + [pa.field("received_day", pa.date32()), pa.field("compacted", pa.bool_())]
 )
-PARTITION = "received_day"
 #: Commits a writer may retry after losing the race for a version (3 busy collectors lose
 #: several in a row; each retry re-reads only the new log entries).
 MAX_COMMIT_RETRIES = 200
@@ -159,57 +159,81 @@ class LakeStore:
     def days(self) -> list[DayStatus]:
         """Per ``received_day``: files, rows, bytes, and whether every row is compacted."""
         try:
-            actions = self.table().get_add_actions(flatten=True)
+            files = lake_files(self.table())
         except TableNotFoundError:
             return []
-        acts = pa.table(actions)
-        if acts.num_rows == 0:
-            return []
-        days = acts.column(f"partition.{PARTITION}").to_pylist()
-        rows = acts.column("num_records").to_pylist()
-        sizes = acts.column("size_bytes").to_pylist()
-        done = acts.column("min.compacted").to_pylist()
         out: dict[dt.date, list[Any]] = {}
-        for day, n, size, compacted in zip(days, rows, sizes, done, strict=True):
-            key = day if isinstance(day, dt.date) else dt.date.fromisoformat(str(day))
-            entry = out.setdefault(key, [0, 0, 0, True])
+        for f in files:
+            entry = out.setdefault(f.day, [0, 0, 0, True])
             entry[0] += 1
-            entry[1] += int(n or 0)
-            entry[2] += int(size or 0)
-            entry[3] = entry[3] and compacted is True
+            entry[1] += f.rows
+            entry[2] += f.size
+            entry[3] = entry[3] and f.compacted
         return [DayStatus(d, *v) for d, v in sorted(out.items())]
+
+    def reader(self, table: DeltaTable | None = None) -> LakeReader:
+        dtable = self.table() if table is None else table
+        return LakeReader(dtable.table_uri, self.storage_options)
 
     def relation(
         self,
         con: duckdb.DuckDBPyConnection,
         name: str = "lake_rows",
         table: DeltaTable | None = None,
-    ) -> None:
-        """A view ``name`` over the files of ``table`` (default: the newest version), every
-        row as stored."""
+    ) -> bool:
+        """Views over the files of ``table`` (default: the newest version), rows as stored:
+        ``name`` (all), ``{name}_compacted`` and ``{name}_open`` (not compacted yet).
+        Returns whether any file is not compacted."""
         self.create()
         dtable = self.table() if table is None else table
+        files = lake_files(dtable)
+        any_open = not all(f.compacted for f in files)
+        reader = self.reader(dtable)
+        groups = {
+            name: files,
+            f"{name}_compacted": [f for f in files if f.compacted],
+            f"{name}_open": [f for f in files if not f.compacted],
+        }
         if self.is_local:
-            files = dtable.file_uris()
-            if not files:
-                con.register(name, LAKE_SCHEMA.empty_table())
-                return
-            listed = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
-            con.execute(
-                f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet([{listed}], "
-                f"hive_partitioning = true, hive_types = {{'{PARTITION}': DATE}}, "
-                "union_by_name = true)"
-            )
-        else:  # no httpfs extension offline: delta-rs reads the objects, Arrow streams them
-            con.register(name, dtable.to_pyarrow_dataset())
+            # Data files never change once written: their footers can be cached across queries.
+            con.execute("SET parquet_metadata_cache = true")
+            for view, group in groups.items():
+                if not group:
+                    self._copy(con, view, LAKE_SCHEMA.empty_table())
+                    continue
+                listed = ", ".join("'" + p.replace("'", "''") + "'" for p in reader.paths(group))
+                con.execute(
+                    f"CREATE OR REPLACE VIEW {view} AS SELECT * FROM read_parquet([{listed}], "
+                    f"hive_partitioning = true, hive_types = {{'{PARTITION}': DATE}}, "
+                    "union_by_name = true)"
+                )
+        else:
+            # DuckDB reads s3:// only through its httpfs extension, which is not installable
+            # offline: Arrow reads the objects, and the rows are copied into the connection
+            # (a registered Arrow object would be invisible to the connection's cursors).
+            self._copy(con, name, reader.read(files, LAKE_SCHEMA))
+            for view, flag in ((f"{name}_compacted", ""), (f"{name}_open", "NOT ")):
+                con.execute(
+                    f"CREATE OR REPLACE VIEW {view} AS SELECT * FROM {name} WHERE {flag}compacted"
+                )
+        return any_open
+
+    @staticmethod
+    def _copy(con: duckdb.DuckDBPyConnection, name: str, rows: object) -> None:
+        con.register("_lake_scan", rows)
+        try:
+            con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM _lake_scan")
+        finally:
+            con.unregister("_lake_scan")
 
     def signals_relation(self, con: duckdb.DuckDBPyConnection) -> None:
         """Create the view ``signals``: the collector's columns and types, each id once.
 
-        Compacted rows are unique across the table (``compact_day``); the rest are reduced to
-        one row per id (the earliest ``received_day``; a copy already compacted wins).
+        Compacted rows are unique across the table (``compact_day``) and read as they are; the
+        rest are reduced to one row per id (the earliest ``received_day``), minus the ids
+        already compacted. With every file compacted, the view is a plain projection.
         """
-        self.relation(con, "lake_rows")
+        any_open = self.relation(con, "lake_rows")
         cols, enums = signal_columns()
         known = {str(r[0]) for r in con.execute("SELECT type_name FROM duckdb_types()").fetchall()}
         for enum, values in enums:
@@ -224,21 +248,18 @@ class LakeStore:
             )
             for name, kind in cols
         )
-        con.execute(
-            f"""
-            CREATE OR REPLACE VIEW signals AS
-            WITH fresh AS (
-                SELECT * FROM lake_rows WHERE NOT compacted
-                QUALIFY row_number() OVER (PARTITION BY signal_id ORDER BY received_day) = 1
-            )
-            SELECT {shaped} FROM lake_rows WHERE compacted
+        view = f"SELECT {shaped} FROM lake_rows_compacted"
+        if any_open:
+            view += f"""
             UNION ALL
-            SELECT {shaped} FROM fresh
+            SELECT {shaped} FROM (
+                SELECT * FROM lake_rows_open
+                QUALIFY row_number() OVER (PARTITION BY signal_id ORDER BY {PARTITION}) = 1
+            ) AS fresh
             WHERE NOT EXISTS (
-                SELECT 1 FROM lake_rows AS c WHERE c.compacted AND c.signal_id = fresh.signal_id
-            )
-            """
-        )
+                SELECT 1 FROM lake_rows_compacted AS c WHERE c.signal_id = fresh.signal_id
+            )"""
+        con.execute(f"CREATE OR REPLACE VIEW signals AS {view}")
 
     def count(self) -> int:
         """Rows stored (duplicates included): the sum of the current files' row counts."""

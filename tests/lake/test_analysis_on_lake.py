@@ -18,6 +18,7 @@ from analysis._synth import synthesize
 from analysis.report import answer_all
 from collector.lake.jobs import compact
 from collector.lake.load import lake_rows_from_duckdb
+from collector.lake.seaweed import LoopbackSeaweed
 from collector.lake.store import LakeStore
 from contract.schema import Platform
 from lmcp.cli import app
@@ -81,3 +82,21 @@ def test_cli_answers_equal(pair: tuple[Path, LakeStore]) -> None:
     assert json.loads(on_lake.output) == json.loads(on_file.output)
     both = runner.invoke(app, ["analysis", "top", "--db", str(db), "--lake", store.uri])
     assert both.exit_code != 0
+
+
+def test_answers_equal_on_seaweedfs_s3(
+    synthetic: tuple[Path, pa.Table], seaweed: LoopbackSeaweed, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db, whole = synthetic
+    store = LakeStore(seaweed.uri("triage"), seaweed.storage_options)
+    store.append(whole.slice(0, 20_000))
+    store.append(whole.slice(20_000))
+    store.append(whole.slice(0, 3_000))  # retries
+    monkeypatch.setenv("LMCP_COLLECTOR_LAKE_S3_ENDPOINT", seaweed.endpoint)
+    monkeypatch.setenv("LMCP_COLLECTOR_LAKE_S3_KEY_ID", seaweed.key_id)
+    monkeypatch.setenv("LMCP_COLLECTOR_LAKE_S3_SECRET", seaweed.secret)
+    monkeypatch.setenv("LMCP_COLLECTOR_LAKE_S3_ALLOW_HTTP", "true")
+    expected = _answers(open_db(db))
+    assert _answers(open_lake(store.uri)) == expected
+    compact(store, END + dt.timedelta(days=1))
+    assert _answers(open_lake(store.uri)) == expected
