@@ -21,7 +21,6 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
-import pyarrow.compute as pc
 from deltalake import CommitProperties, DeltaTable, write_deltalake
 from deltalake.exceptions import TableNotFoundError
 
@@ -264,8 +263,3 @@ class LakeStore:
     def count(self) -> int:
         """Rows stored (duplicates included): the sum of the current files' row counts."""
         return sum(d.rows for d in self.days())
-
-
-def ids_of(table: pa.Table) -> list[bytes]:
-    """The ids of ``LAKE_SCHEMA`` rows, as bytes (tests and checks)."""
-    return [bytes(b) for b in pc.cast(table.column("signal_id"), pa.binary(16)).to_pylist()]
