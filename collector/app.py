@@ -147,10 +147,10 @@ def create_app(
         db.open()
         lake = None
         if settings.lake_uri:
-            from collector.lake.sink import lake_from_settings  # deltalake in lake mode only
+            from collector.lake.sink import LakeSink, lake_from_settings  # deltalake: lake only
 
-            lake = lake_from_settings(settings)
-            await asyncio.to_thread(lake.create)
+            lake = LakeSink(lake_from_settings(settings))
+            await asyncio.to_thread(lake.store.create)
         writer = GroupCommitWriter(
             db,
             telemetry,

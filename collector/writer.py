@@ -54,7 +54,7 @@ from collector.telemetry import Telemetry
 from contract.schema import FrictionSignal
 
 if TYPE_CHECKING:
-    from collector.lake.store import LakeStore
+    from collector.lake.sink import LakeSink
 
 __all__ = [
     "KEPT_MODELS_MAX",
@@ -478,7 +478,7 @@ class GroupCommitWriter:
         in_flight_window_s: float = IN_FLIGHT_WINDOW_S,
         follow_s: float = FOLLOW_S,
         today: Callable[[], dt.date] = utc_today,
-        lake: LakeStore | None = None,
+        lake: LakeSink | None = None,
     ) -> None:
         self._db = db
         self._lake = lake  # lake mode: each flush is one Delta commit (collector/lake/sink.py)
@@ -688,9 +688,7 @@ class GroupCommitWriter:
         try:
             work = FlushWork(batches, [p.body for p in taken])
             if self._lake is not None:
-                from collector.lake.sink import write_flush  # deltalake loads in lake mode only
-
-                results, refused = write_flush(self._lake, work, self._today()), False
+                results, refused = self._lake.write(work, self._today()), False
             else:
                 results, refused = work.write(con, self._today(), self._incoming)
         except Exception as exc:

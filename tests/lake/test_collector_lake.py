@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import json
 import random
 from pathlib import Path
 
@@ -94,3 +95,35 @@ def test_three_collectors_on_seaweedfs_one_killed(seaweed: LoopbackSeaweed, tmp_
     ids = _ids(store)
     assert len(ids) == len(set(ids)) == store.count()  # stored exactly once
     assert set(ids) == load.acknowledged
+
+
+def test_bodies_and_models_make_the_same_lake_rows(tmp_path: Path) -> None:
+    """A large flush is shaped by DuckDB from the bodies, a small one from the models: both
+    must store exactly the same rows; a flush repeating an id falls back to the models."""
+    from collector.lake.sink import LakeSink
+    from collector.writer import FlushWork
+    from tests.lake.conftest import signals
+
+    items = signals(600, seed=4)
+    bodies = [
+        json.dumps({"signals": [s.model_dump(mode="json") for s in items[i : i + 150]]}).encode()
+        for i in range(0, 600, 150)
+    ]
+    batches = [items[i : i + 150] for i in range(0, 600, 150)]
+    day = dt.date(2026, 11, 30)
+    by_body, by_model = LakeStore(str(tmp_path / "b")), LakeStore(str(tmp_path / "m"))
+    results = LakeSink(by_body).write(FlushWork(batches, bodies), day)
+    assert [r.accepted for r in results] == [150] * 4
+    LakeSink(by_model).write(FlushWork(batches, [None] * 4), day)
+    assert by_body.table().version() == by_model.table().version() == 1
+
+    def stored(store: LakeStore) -> object:
+        con = duckdb.connect()
+        store.relation(con, "lake_rows")
+        return con.execute("SELECT * FROM lake_rows ORDER BY signal_id").fetchall()
+
+    assert stored(by_body) == stored(by_model)
+    repeated = LakeStore(str(tmp_path / "r"))
+    results = LakeSink(repeated).write(FlushWork([batches[0], batches[0]], bodies[:1] * 2), day)
+    assert [(r.accepted, r.duplicates) for r in results] == [(150, 0), (0, 150)]
+    assert repeated.count() == 150
