@@ -139,12 +139,15 @@ class LoopbackSeaweed:
         raise TimeoutError(f"SeaweedFS did not become ready ({type(last).__name__})")
 
     def stop(self) -> None:
-        """Stop the server's process group (TERM, then KILL) and remove its folder if ours."""
+        """Stop the server's process group (TERM, then KILL) and remove its folder if ours.
+
+        ``weed server`` does not exit on TERM within 15 s (measured); this is a throwaway
+        store, so it gets 2 s."""
         proc, self._proc = self._proc, None
         if proc is not None and proc.poll() is None:
             try:
                 os.killpg(proc.pid, signal.SIGTERM)
-                proc.wait(10)
+                proc.wait(2)
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(10)

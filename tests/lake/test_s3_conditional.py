@@ -17,7 +17,7 @@ def test_concurrent_conditional_puts_have_one_winner(
     seaweed: LoopbackSeaweed, writers: int
 ) -> None:
     client = S3Client(seaweed.endpoint, seaweed.key_id, seaweed.secret, seaweed.region)
-    rounds = probe_conditional_put(client, seaweed.bucket, writers=writers, rounds=25)
+    rounds = probe_conditional_put(client, seaweed.bucket, writers=writers, rounds=40 // writers)
     assert [r.winners for r in rounds] == [1] * len(rounds)
     assert all(r.kept_a_winner for r in rounds)
 
