@@ -38,9 +38,13 @@ def _store(lake: str | None) -> LakeStore:
     from collector.settings import CollectorSettings
 
     try:
-        return lake_from_settings(CollectorSettings(), lake)
+        store = lake_from_settings(CollectorSettings(), lake)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
+    if not store.exists():
+        typer.echo("no table there yet")
+        raise typer.Exit(1)
+    return store
 
 
 def _today(value: str | None) -> dt.date:
@@ -93,9 +97,6 @@ def retain(
 def status(lake: LakeOpt = None) -> None:
     """Per day: files, rows (duplicates included until compacted), size, compacted."""
     store = _store(lake)
-    if not store.exists():
-        typer.echo("no table there yet")
-        raise typer.Exit(1)
     days = store.days()
     typer.echo(f"version {store.table().version()}, {len(days)} day(s)")
     for d in days:

@@ -168,3 +168,11 @@ def test_lake_commands(folder_store: LakeStore) -> None:
     )
     assert out.exit_code == 0 and "deleted 30 row(s)" in out.output
     assert not list(Path(uri).rglob("*.parquet"))
+
+
+def test_lake_commands_without_a_table(tmp_path: Path) -> None:
+    runner = CliRunner()
+    for command in ("status", "compact", "retain"):
+        out = runner.invoke(app, ["lake", command, "--lake", str(tmp_path / "none")])
+        assert out.exit_code == 1 and "no table there yet" in out.output
+    assert not (tmp_path / "none").exists()  # nothing created by looking
