@@ -14,7 +14,7 @@ DEMO_ARGS ?=
 
 .DEFAULT_GOAL := help
 .PHONY: help uv-bootstrap venv chromium bubblewrap test test-fast check generate generate-check \
-	bench demo lock clean
+	bench demo demo-lake lock clean
 
 help: ## list every target (from the `##` comment on its line)
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | \
@@ -72,3 +72,6 @@ lock: uv-bootstrap ## update uv.lock after a dependency change in pyproject.toml
 
 clean: ## remove .venv, caches and test artefacts
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .import_linter_cache test-artifacts
+
+demo-lake: venv ## the lake mode: SeaweedFS, three collectors, a fleet, compaction, triage, an exact check
+	$(PY) -m scripts.demo_lake $(DEMO_ARGS)

@@ -34,6 +34,7 @@ __all__ = [
     "attempts",
     "intents",
     "open_db",
+    "open_lake",
     "platforms",
     "regressions",
     "ring",
@@ -53,6 +54,26 @@ def open_db(path: Path | str) -> duckdb.DuckDBPyConnection:
         return _load_parquet(target)
     con = duckdb.connect(str(target), read_only=True)
     con.execute("SET enable_progress_bar = false")
+    return con
+
+
+def open_lake(uri: str) -> duckdb.DuckDBPyConnection:
+    """Open a lake (a Delta table's folder or ``s3://`` URI; S3 credentials from the
+    ``LMCP_COLLECTOR_LAKE_S3_*`` settings): an in-memory connection whose ``signals`` is a view
+    over the table's current files, each id once (``collector/lake/store.py``)."""
+    from collector.lake.sink import lake_from_settings
+    from collector.settings import CollectorSettings
+
+    store = lake_from_settings(CollectorSettings(), uri)
+    if not store.exists():
+        raise FileNotFoundError("no Delta table at the given URI")
+    con = duckdb.connect(":memory:")
+    try:
+        con.execute("SET enable_progress_bar = false")
+        store.signals_relation(con)
+    except BaseException:
+        con.close()
+        raise
     return con
 
 

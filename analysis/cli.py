@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 from rich.table import Table
 
-from analysis._api import open_db
+from analysis._api import open_db, open_lake
 from analysis._filters import FilterError, Filters
 from analysis._questions import DEFAULT_K, DEFAULT_LIMIT, QUESTIONS, Answer, Question, ask
 from analysis._released import RELEASED_QUESTIONS, NotReleased, ask_released
@@ -46,6 +46,9 @@ DbOpt = Annotated[
     typer.Option(
         "--db", help="An exported copy: a DuckDB file, or a Parquet export.", dir_okay=False
     ),
+]
+LakeOpt = Annotated[
+    str | None, typer.Option("--lake", help="A lake: a Delta table's folder or s3:// URI.")
 ]
 UrlOpt = Annotated[
     str | None, typer.Option("--url", help="A running collector, e.g. http://127.0.0.1:8765.")
@@ -127,16 +130,21 @@ def _answer(
     k: int,
     limit: int,
     exact: bool = False,
+    lake: str | None = None,
 ) -> Answer[Row]:
-    if (db is None) == (url is None):
-        raise typer.BadParameter("give exactly one of --db and --url")
-    if exact and db is None:
-        raise typer.BadParameter("--exact needs --db (a collector answers with releases only)")
-    if db is not None:
+    if [db, url, lake].count(None) != 2:
+        raise typer.BadParameter("give exactly one of --db, --url and --lake")
+    if exact and db is None and lake is None:
+        raise typer.BadParameter("--exact needs --db or --lake (a collector answers with releases)")
+    if lake is not None and not exact:
+        # Releases are stored once per day and never redrawn; the lake holds no releases yet,
+        # and computing them here would draw new noise at every call (differencing).
+        raise typer.BadParameter("--lake holds raw rows, no releases yet: add --exact (steward)")
+    if db is not None or lake is not None:
         try:
-            con = open_db(db)
+            con = open_lake(lake) if lake is not None else open_db(db)  # type: ignore[arg-type]
         except FileNotFoundError:
-            raise typer.BadParameter("--db: no file there") from None
+            raise typer.BadParameter("--db/--lake: nothing there") from None
         try:
             if exact:
                 return ask(con, question, filters, k=k, limit=limit)
@@ -173,10 +181,19 @@ def _command(question: Question) -> Callable[..., None]:
         limit: LimitOpt = DEFAULT_LIMIT,
         as_json: JsonOpt = False,
         exact: ExactOpt = False,
+        lake: LakeOpt = None,
     ) -> None:
         filters = _filters(start, end, platform, version, tool)
         answer = _answer(
-            question, db=db, url=url, token=token, filters=filters, k=k, limit=limit, exact=exact
+            question,
+            db=db,
+            url=url,
+            token=token,
+            filters=filters,
+            k=k,
+            limit=limit,
+            exact=exact,
+            lake=lake,
         )
         if as_json:
             console.print_json(json.dumps(answer.to_json()))
@@ -210,14 +227,15 @@ def report_command(
     tool: ToolOpt = None,
     k: KOpt = DEFAULT_K,
     exact: ExactOpt = False,
+    lake: LakeOpt = None,
 ) -> None:
     """Write the self-contained HTML triage report (offline: inline SVG charts, no script)."""
     filters = _filters(start, end, platform, version, tool)
-    if db is not None and url is None:
+    if (db is None) != (lake is None) and url is None:
         try:
-            con = open_db(db)
+            con = open_lake(lake) if lake is not None else open_db(db)  # type: ignore[arg-type]
         except FileNotFoundError:
-            raise typer.BadParameter("--db: no file there") from None
+            raise typer.BadParameter("--db/--lake: nothing there") from None
         try:
             answers = answer_all(con, filters, k=k, exact=exact)
         except duckdb.CatalogException:

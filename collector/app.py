@@ -13,6 +13,7 @@ API), plus the routers the caller hands in (``routers``: the shell mounts triage
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -105,8 +106,15 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         silence_access_log()
         db.open()
+        open_store = DuckDBStore.opener(db)
+        if settings.lake_uri:
+            from collector.lake.sink import LakeSink, lake_from_settings  # deltalake: lake only
+
+            lake = lake_from_settings(settings)
+            await asyncio.to_thread(lake.create)
+            open_store = LakeSink.opener(lake)
         writer = GroupCommitWriter(
-            DuckDBStore.opener(db),
+            open_store,
             telemetry,
             max_rows=settings.writer_max_rows,
             linger_s=settings.writer_linger_ms / 1000,

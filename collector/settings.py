@@ -168,6 +168,22 @@ class CollectorSettings(BaseSettings):
         description="How often the retention job runs (the first run: 5 s after start).",
     )
 
+    # -- the lake mode (docs/scaling.md): each flush is one commit to a Delta table
+    lake_uri: str | None = Field(
+        default=None,
+        description="A Delta table the writer appends to instead of db_path: a folder or "
+        "s3://bucket/prefix. Unset: the single DuckDB file.",
+    )
+    lake_s3_endpoint: str | None = Field(
+        default=None, description="S3 endpoint URL (unset: AWS's)."
+    )
+    lake_s3_key_id: str | None = Field(default=None, description="S3 access key id.")
+    lake_s3_secret: SecretStr | None = Field(default=None, description="S3 secret access key.")
+    lake_s3_region: str = Field(default="us-east-1", description="S3 region.")
+    lake_s3_allow_http: bool = Field(
+        default=False, description="Allow a plain-HTTP endpoint (loopback test stores only)."
+    )
+
     # -- rate limiting (per client address, in memory only)
     rate_limit_enabled: bool = Field(default=True, description="Token-bucket rate limiting on.")
     rate_limit_per_s: float = Field(

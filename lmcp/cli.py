@@ -68,6 +68,7 @@ _OPTIONAL_SUBCOMMANDS = (
     ("collector", "lmcp.collector_cli", "The team's collector server."),
     ("skills", "lmcp.skills_cli", "Cloud Skills: run the service; delete a skill you own."),
     ("analysis", "analysis.cli", "Triage of the collected signals."),
+    ("lake", "lmcp.lake_cli", "The Delta Lake table of a multi-collector deployment."),
 )
 
 for _name, _module, _help in _OPTIONAL_SUBCOMMANDS:

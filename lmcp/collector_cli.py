@@ -71,6 +71,7 @@ def serve(
     port: int | None = typer.Option(None, help="Port to bind (default 8765)."),
     db: Path | None = typer.Option(None, help="The DuckDB file (default: the user data dir)."),
     log_level: str = typer.Option("info", help="uvicorn/collector log level."),
+    lake: str | None = typer.Option(None, help="Append to this Delta table (folder or s3://)."),
 ) -> None:
     """Run the collector under uvicorn until interrupted."""
     import uvicorn
@@ -79,6 +80,8 @@ def serve(
     from service.serving import silence_access_log
 
     settings = build_settings(host=host, port=port, db=db)
+    if lake is not None:
+        settings = settings.model_copy(update={"lake_uri": lake})
     tune_serving_process()
     logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     silence_access_log()

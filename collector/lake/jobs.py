@@ -1,0 +1,132 @@
+"""The lake's daily jobs: compact each closed day once, and retention. Safe beside writers.
+
+``compact_day`` rewrites one ``received_day`` partition in ONE commit (``replaceWhere``): its
+rows de-duplicated by ``signal_id``, minus ids already compacted in another day, ordered by
+``signal_id`` (independent of arrival), written as few large files, marked ``compacted``. It
+commits against the version it read: if a writer appended to that day meanwhile, delta-rs
+refuses the commit (a concurrent append to the rewritten partition) and nothing changes, so
+no row is lost; the next run tries again. A day whose files are all compacted is skipped.
+
+``retain`` deletes the rows outside the retention window (the collector's rule: ``day`` or
+``received_day`` before the first kept day), touching closed days only so it never conflicts
+with today's appends, then VACUUMs: the removed files are deleted from the store, not only
+unlinked from the log. VACUUM here deletes only files the log has removed (delta-rs's lite
+mode), never a file a writer has written but not committed yet.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import duckdb
+from deltalake import CommitProperties, write_deltalake
+
+from collector.lake.files import PARTITION, lake_files
+from collector.lake.store import LAKE_SCHEMA, MAX_COMMIT_RETRIES, LakeStore
+from collector.retention import first_kept_day
+
+__all__ = ["CompactResult", "RetainResult", "compact", "compact_day", "retain"]
+
+#: Target size of a compacted file: a day of 100 M signals is a few dozen files.
+TARGET_FILE_BYTES = 256 * 1024 * 1024
+
+_CONTENT = ", ".join(f'"{n}"' for n in LAKE_SCHEMA.names if n not in ("signal_id", "compacted"))
+
+
+@dataclass(frozen=True, slots=True)
+class CompactResult:
+    day: dt.date
+    rows_before: int
+    rows_after: int
+    files_before: int
+    files_after: int
+
+
+@dataclass(frozen=True, slots=True)
+class RetainResult:
+    first_kept: dt.date
+    rows_deleted: int
+    files_vacuumed: int
+
+
+def compact_day(
+    store: LakeStore, day: dt.date, *, before_commit: Callable[[], None] | None = None
+) -> CompactResult:
+    """Rewrite ``day`` once, de-duplicated and ordered; raise if a writer changed it meanwhile.
+
+    ``before_commit`` runs after the rows were read and before the commit (tests race a writer
+    there).
+    """
+    table = store.table()  # the version read: the commit is checked against it
+    # Only the day's files, and one column of the compacted files of the other days, are read.
+    files = lake_files(table)
+    reader = store.reader(table)
+    day_rows = reader.read([f for f in files if f.day == day], LAKE_SCHEMA)
+    elsewhere = reader.read(
+        [f for f in files if f.compacted and f.day != day], LAKE_SCHEMA, ["signal_id"]
+    )
+    con = duckdb.connect(":memory:")
+    try:
+        con.execute("SET enable_progress_bar = false")
+        con.register("day_rows", day_rows)
+        con.register("elsewhere", elsewhere)
+        # Each id once: a copy already compacted wins, then a fixed order of the row's content
+        # (never arrival); ids compacted in another day stay there.
+        rows = con.sql(
+            f"""
+            SELECT * REPLACE (true AS compacted) FROM day_rows
+            WHERE signal_id NOT IN (SELECT signal_id FROM elsewhere)
+            QUALIFY row_number() OVER (
+                PARTITION BY signal_id ORDER BY compacted DESC, hash({_CONTENT})
+            ) = 1
+            ORDER BY signal_id
+            """
+        ).to_arrow_table()
+    finally:
+        con.close()
+    if before_commit is not None:
+        before_commit()
+    write_deltalake(
+        table,
+        rows.select(LAKE_SCHEMA.names).cast(LAKE_SCHEMA),
+        mode="overwrite",
+        predicate=f"{PARTITION} = '{day.isoformat()}'",
+        partition_by=[PARTITION],
+        target_file_size=TARGET_FILE_BYTES,
+        commit_properties=CommitProperties(
+            custom_metadata={"lmcp.job": "compact", "lmcp.day": day.isoformat()},
+            max_commit_retries=MAX_COMMIT_RETRIES,
+        ),
+    )
+    before = [f for f in files if f.day == day]
+    after = [f for f in lake_files(table) if f.day == day]  # the version just committed
+    return CompactResult(
+        day, sum(f.rows for f in before), sum(f.rows for f in after), len(before), len(after)
+    )
+
+
+def compact(store: LakeStore, today: dt.date) -> list[CompactResult]:
+    """Compact every closed day (before ``today``, UTC) not compacted yet, oldest first."""
+    return [compact_day(store, d.day) for d in store.days() if d.day < today and not d.compacted]
+
+
+def retain(
+    store: LakeStore, today: dt.date, retention_days: int, *, grace_hours: int = 1
+) -> RetainResult:
+    """Delete what retention says must go, then VACUUM files removed over ``grace_hours`` ago.
+
+    The grace keeps the files a running reader may still be scanning (a query that listed the
+    files before a compaction or a delete); 0 deletes every removed file at once.
+    """
+    kept = first_kept_day(today, retention_days)
+    table = store.table()
+    metrics = table.delete(
+        f"{PARTITION} < '{kept}' OR (day < '{kept}' AND {PARTITION} < '{today}')",
+        commit_properties=CommitProperties(custom_metadata={"lmcp.job": "retain"}),
+    )
+    vacuumed = store.table().vacuum(
+        retention_hours=grace_hours, enforce_retention_duration=False, dry_run=False
+    )
+    return RetainResult(kept, int(metrics.get("num_deleted_rows", 0) or 0), len(vacuumed))

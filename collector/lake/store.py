@@ -1,0 +1,265 @@
+"""``LakeStore``: the signals as one Delta Lake table, partitioned by ``received_day``.
+
+- ``append`` is one Delta commit (delta-rs's optimistic concurrency: a commit creates
+  ``_delta_log/<version>.json`` only if absent, and retries on the next version when another
+  writer got there first). It returns only once the commit is durable.
+- Retries of one batch may land on different collectors, so the table may hold an id more
+  than once. Rows carry ``compacted``: False as appended, True once ``compact_day`` rewrote
+  their day. Invariant: compacted rows hold each ``signal_id`` once across the whole table
+  (``collector/lake/jobs.py``), so reads de-duplicate only the rows not compacted yet.
+- ``signals_relation`` gives DuckDB a ``signals`` view with the collector table's columns and
+  types (ENUMs included, from the migrations), so the same ``.sql`` files run on either mode.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+from deltalake import CommitProperties, DeltaTable, write_deltalake
+from deltalake.exceptions import TableNotFoundError
+
+from collector.lake.files import PARTITION, LakeReader, lake_files
+from collector.rows import ROWS
+
+__all__ = ["LAKE_SCHEMA", "LakeStore", "lake_rows", "signal_columns"]
+
+#: Delta has no unsigned integers and no UUID: ids are their 16 bytes (byte order is UUID
+#: order), unsigned columns widen to the next signed type. ``compacted`` marks rewritten rows.
+_WIDEN = {pa.uint8(): pa.int16(), pa.uint16(): pa.int32()}
+LAKE_SCHEMA = pa.schema(
+    [pa.field("signal_id", pa.binary(16), nullable=False)]
+    + [pa.field(f.name, _WIDEN.get(f.type, f.type)) for f in list(ROWS)[1:]]
+    + [pa.field("received_day", pa.date32()), pa.field("compacted", pa.bool_())]
+)
+#: Commits a writer may retry after losing the race for a version (3 busy collectors lose
+#: several in a row; each retry re-reads only the new log entries).
+MAX_COMMIT_RETRIES = 200
+
+
+def lake_rows(rows: pa.Table, received_day: dt.date, *, compacted: bool = False) -> pa.Table:
+    """A flush's rows (``collector.rows.ROWS``) as ``LAKE_SCHEMA`` rows of ``received_day``."""
+    ids = rows.column("signal_id")
+    if isinstance(ids.type, pa.ExtensionType):
+        ids = pa.chunked_array([c.storage for c in ids.chunks], ids.type.storage_type)
+    arrays: list[Any] = [ids.cast(pa.binary(16))]
+    for field in list(LAKE_SCHEMA)[1:-2]:
+        arrays.append(rows.column(field.name).cast(field.type))
+    n = rows.num_rows
+    arrays.append(pa.array([received_day] * n, pa.date32()))
+    arrays.append(pa.array([compacted] * n, pa.bool_()))
+    return pa.Table.from_arrays(arrays, schema=LAKE_SCHEMA)
+
+
+def signal_columns() -> tuple[list[tuple[str, str]], list[tuple[str, list[str]]]]:
+    """The collector's ``signals`` columns with their DuckDB types, and its ENUM types with
+    their values, in order (the queries cast to them by name), from the migrations."""
+    from collector.db import migrate
+
+    con = duckdb.connect(":memory:")
+    try:
+        migrate(con)
+        rows = con.execute(
+            "SELECT column_name, data_type FROM information_schema.columns "
+            "WHERE table_name = 'signals' ORDER BY ordinal_position"
+        ).fetchall()
+        names = [
+            str(r[0])
+            for r in con.execute(
+                "SELECT type_name FROM duckdb_types() WHERE NOT internal AND logical_type = 'ENUM'"
+            ).fetchall()
+        ]
+        enums: list[tuple[str, list[str]]] = []
+        for n in names:
+            found = con.execute(f"SELECT enum_range(NULL::{n})").fetchone()
+            enums.append((n, [str(v) for v in (found[0] if found else [])]))
+    finally:
+        con.close()
+    return [(str(name), str(kind)) for name, kind in rows], enums
+
+
+@dataclass(frozen=True, slots=True)
+class DayStatus:
+    day: dt.date
+    files: int
+    rows: int
+    bytes: int
+    compacted: bool
+
+
+class LakeStore:
+    """One Delta table of signals at ``uri`` (a folder, or ``s3://bucket/prefix``)."""
+
+    def __init__(self, uri: str, storage_options: Mapping[str, str] | None = None) -> None:
+        self.uri = uri
+        self.storage_options = dict(storage_options or {})
+        self._created = False
+        self._lock = threading.Lock()
+        #: The table as this process last committed it: appending through it reads only the
+        #: log entries added since (a fresh load re-reads the checkpoint and the log tail).
+        self._live: DeltaTable | None = None
+
+    @property
+    def is_local(self) -> bool:
+        return "://" not in self.uri or self.uri.startswith("file://")
+
+    def create(self) -> None:
+        """Create the table if it does not exist. Safe when several collectors start at once:
+        creating version 0 is a conditional write too, and the losers find the table."""
+        with self._lock:
+            if self._created:
+                return
+            try:
+                DeltaTable.create(
+                    self.uri,
+                    LAKE_SCHEMA,
+                    mode="ignore",
+                    partition_by=[PARTITION],
+                    name="signals",
+                    storage_options=self.storage_options,
+                )
+            except Exception:
+                if not DeltaTable.is_deltatable(self.uri, self.storage_options):
+                    raise
+            self._created = True
+
+    def table(self) -> DeltaTable:
+        """The table at its newest version."""
+        return DeltaTable(self.uri, storage_options=self.storage_options)
+
+    def append(self, table: pa.Table, *, metadata: Mapping[str, str] | None = None) -> None:
+        """Append ``LAKE_SCHEMA`` rows in one commit; return once it is committed.
+
+        One caller at a time (the writer thread): the live table is not shared."""
+        if table.num_rows == 0:
+            return
+        self.create()
+        if self._live is None:
+            self._live = self.table()
+        write_deltalake(
+            self._live,
+            table.select(LAKE_SCHEMA.names).cast(LAKE_SCHEMA),
+            mode="append",
+            partition_by=[PARTITION],
+            storage_options=self.storage_options,
+            commit_properties=CommitProperties(
+                custom_metadata=dict(metadata or {}), max_commit_retries=MAX_COMMIT_RETRIES
+            ),
+        )
+
+    def exists(self) -> bool:
+        return DeltaTable.is_deltatable(self.uri, self.storage_options)
+
+    def days(self) -> list[DayStatus]:
+        """Per ``received_day``: files, rows, bytes, and whether every row is compacted."""
+        try:
+            files = lake_files(self.table())
+        except TableNotFoundError:
+            return []
+        out: dict[dt.date, list[Any]] = {}
+        for f in files:
+            entry = out.setdefault(f.day, [0, 0, 0, True])
+            entry[0] += 1
+            entry[1] += f.rows
+            entry[2] += f.size
+            entry[3] = entry[3] and f.compacted
+        return [DayStatus(d, *v) for d, v in sorted(out.items())]
+
+    def reader(self, table: DeltaTable | None = None) -> LakeReader:
+        dtable = self.table() if table is None else table
+        return LakeReader(dtable.table_uri, self.storage_options)
+
+    def relation(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        name: str = "lake_rows",
+        table: DeltaTable | None = None,
+    ) -> bool:
+        """Views over the files of ``table`` (default: the newest version), rows as stored:
+        ``name`` (all), ``{name}_compacted`` and ``{name}_open`` (not compacted yet).
+        Returns whether any file is not compacted."""
+        self.create()
+        dtable = self.table() if table is None else table
+        files = lake_files(dtable)
+        any_open = not all(f.compacted for f in files)
+        reader = self.reader(dtable)
+        groups = {
+            name: files,
+            f"{name}_compacted": [f for f in files if f.compacted],
+            f"{name}_open": [f for f in files if not f.compacted],
+        }
+        if self.is_local:
+            # Data files never change once written: their footers can be cached across queries.
+            con.execute("SET parquet_metadata_cache = true")
+            for view, group in groups.items():
+                if not group:
+                    self._copy(con, view, LAKE_SCHEMA.empty_table())
+                    continue
+                listed = ", ".join("'" + p.replace("'", "''") + "'" for p in reader.paths(group))
+                con.execute(
+                    f"CREATE OR REPLACE VIEW {view} AS SELECT * FROM read_parquet([{listed}], "
+                    f"hive_partitioning = true, hive_types = {{'{PARTITION}': DATE}}, "
+                    "union_by_name = true)"
+                )
+        else:
+            # DuckDB reads s3:// only through its httpfs extension, which is not installable
+            # offline: Arrow reads the objects, and the rows are copied into the connection
+            # (a registered Arrow object would be invisible to the connection's cursors).
+            self._copy(con, name, reader.read(files, LAKE_SCHEMA))
+            for view, flag in ((f"{name}_compacted", ""), (f"{name}_open", "NOT ")):
+                con.execute(
+                    f"CREATE OR REPLACE VIEW {view} AS SELECT * FROM {name} WHERE {flag}compacted"
+                )
+        return any_open
+
+    @staticmethod
+    def _copy(con: duckdb.DuckDBPyConnection, name: str, rows: object) -> None:
+        con.register("_lake_scan", rows)
+        try:
+            con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM _lake_scan")
+        finally:
+            con.unregister("_lake_scan")
+
+    def signals_relation(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Create the view ``signals``: the collector's columns and types, each id once.
+
+        Compacted rows are unique across the table (``compact_day``) and read as they are; the
+        rest are reduced to one row per id (the earliest ``received_day``), minus the ids
+        already compacted. With every file compacted, the view is a plain projection.
+        """
+        any_open = self.relation(con, "lake_rows")
+        cols, enums = signal_columns()
+        known = {str(r[0]) for r in con.execute("SELECT type_name FROM duckdb_types()").fetchall()}
+        for enum, values in enums:
+            if enum not in known:
+                listed = ", ".join("'" + v.replace("'", "''") + "'" for v in values)
+                con.execute(f"CREATE TYPE {enum} AS ENUM ({listed})")
+        shaped = ", ".join(
+            (
+                "CAST(hex(signal_id) AS UUID) AS signal_id"
+                if name == "signal_id"
+                else f'CAST("{name}" AS {kind}) AS "{name}"'
+            )
+            for name, kind in cols
+        )
+        view = f"SELECT {shaped} FROM lake_rows_compacted"
+        if any_open:
+            view += f"""
+            UNION ALL
+            SELECT {shaped} FROM (
+                SELECT * FROM lake_rows_open
+                QUALIFY row_number() OVER (PARTITION BY signal_id ORDER BY {PARTITION}) = 1
+            ) AS fresh
+            WHERE NOT EXISTS (
+                SELECT 1 FROM lake_rows_compacted AS c WHERE c.signal_id = fresh.signal_id
+            )"""
+        con.execute(f"CREATE OR REPLACE VIEW signals AS {view}")
+
+    def count(self) -> int:
+        """Rows stored (duplicates included): the sum of the current files' row counts."""
+        return sum(d.rows for d in self.days())

@@ -1,0 +1,104 @@
+"""``lmcp lake``: the lake's daily jobs and its status (``docs/scaling.md``).
+
+``--lake URI`` (or ``LMCP_COLLECTOR_LAKE_URI``) names the table; S3 credentials come from the
+``LMCP_COLLECTOR_LAKE_S3_*`` settings. Each job is safe while collectors write and idempotent:
+run it from cron, one instance at a time.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from collector.lake.store import LakeStore
+
+__all__ = ["app"]
+
+app = typer.Typer(
+    name="lake",
+    help="The Delta Lake table of a multi-collector deployment.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+LakeOpt = Annotated[
+    str | None,
+    typer.Option("--lake", help="The table: a folder or s3://bucket/prefix.", show_default=False),
+]
+TodayOpt = Annotated[
+    str | None, typer.Option("--today", help="Today (UTC) as YYYY-MM-DD (default: the clock).")
+]
+
+
+def _store(lake: str | None) -> LakeStore:
+    from collector.lake.sink import lake_from_settings
+    from collector.settings import CollectorSettings
+
+    try:
+        store = lake_from_settings(CollectorSettings(), lake)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    if not store.exists():
+        typer.echo("no table there yet")
+        raise typer.Exit(1)
+    return store
+
+
+def _today(value: str | None) -> dt.date:
+    if value is None:
+        return dt.datetime.now(dt.UTC).date()
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        raise typer.BadParameter("--today must be a date like 2026-01-31") from None
+
+
+@app.command()
+def compact(lake: LakeOpt = None, today: TodayOpt = None) -> None:
+    """Rewrite each closed day not compacted yet: each id once, ordered, in few files."""
+    from collector.lake.jobs import compact as run
+
+    results = run(_store(lake), _today(today))
+    for r in results:
+        typer.echo(
+            f"{r.day}: {r.rows_before} rows in {r.files_before} files -> "
+            f"{r.rows_after} rows in {r.files_after} files"
+        )
+    typer.echo(f"compacted {len(results)} day(s)")
+
+
+@app.command()
+def retain(
+    lake: LakeOpt = None,
+    today: TodayOpt = None,
+    days: Annotated[
+        int | None, typer.Option(min=1, help="Retention (default: LMCP_COLLECTOR_RETENTION_DAYS).")
+    ] = None,
+    grace_hours: Annotated[
+        int, typer.Option(min=0, help="Keep removed files this long for running readers.")
+    ] = 1,
+) -> None:
+    """Delete the signals outside the retention window and VACUUM their files away."""
+    from collector.lake.jobs import retain as run
+    from collector.settings import CollectorSettings
+
+    window = days if days is not None else CollectorSettings().retention_days
+    result = run(_store(lake), _today(today), window, grace_hours=grace_hours)
+    typer.echo(
+        f"deleted {result.rows_deleted} row(s) before {result.first_kept}; "
+        f"vacuumed {result.files_vacuumed} file(s)"
+    )
+
+
+@app.command()
+def status(lake: LakeOpt = None) -> None:
+    """Per day: files, rows (duplicates included until compacted), size, compacted."""
+    store = _store(lake)
+    days = store.days()
+    typer.echo(f"version {store.table().version()}, {len(days)} day(s)")
+    for d in days:
+        flag = "compacted" if d.compacted else "open"
+        typer.echo(f"{d.day}  {d.files:>5} files  {d.rows:>10} rows  {d.bytes:>12} B  {flag}")

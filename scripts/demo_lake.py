@@ -1,0 +1,177 @@
+"""``make demo-lake``: the lake mode end to end, on this machine, with nothing left running.
+
+1. SeaweedFS (``weed server`` with its S3 gateway) on loopback ports, in a folder of its own.
+2. Three collectors (``lmcp collector serve --lake s3://lake/signals``), each appending its
+   flushes to the one Delta table; 90 days of synthetic history appended first.
+3. A simulated fleet of real LMCP clients (``scripts/_demo_fleet.py``), spread over the three
+   collectors; then a burst of batches from senders that retry on the next collector, during
+   which one collector is SIGKILLed.
+4. ``lmcp lake compact`` (today's day closed early, as tomorrow's run would), status before
+   and after, and the triage questions read from the lake through DuckDB.
+5. An exact check: the table holds each acknowledged signal exactly once, and nothing else;
+   opted-out clients made no request. Exit status 1 if not.
+Every server is stopped at the end, also on failure or Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import shutil
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import duckdb
+from rich.console import Console
+from rich.panel import Panel
+
+from analysis import Filters, Question, synthesize
+from analysis.cli import answer_table
+from analysis.report import answer_all
+from collector.lake.jobs import compact
+from collector.lake.load import lake_rows_from_duckdb
+from collector.lake.seaweed import LoopbackSeaweed
+from collector.lake.store import LakeStore
+from scripts._demo_fleet import ClientResult, plan_fleet, run_client
+from scripts._lake_cluster import Collectors, send_load
+
+REPO = Path(__file__).resolve().parent.parent
+console = Console()
+
+
+def _status(store: LakeStore, title: str) -> None:
+    days = store.days()
+    files = sum(d.files for d in days)
+    rows = sum(d.rows for d in days)
+    today = days[-1] if days else None
+    console.print(
+        f"[bold]{title}[/bold]: version {store.table().version()}, {len(days)} days, "
+        f"{files} files, {rows:,} rows stored"
+        + (f"; today: {today.files} files, {today.rows:,} rows" if today else "")
+    )
+
+
+def _history(store: LakeStore, root: Path, signals: int) -> set[str]:
+    """``signals`` synthetic past signals (ending yesterday) appended in one commit."""
+    if signals <= 0:
+        return set()
+    db = root / "history.duckdb"
+    synthesize(db, signals, end_day=dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1))
+    with duckdb.connect(str(db), read_only=True) as con:
+        store.append(lake_rows_from_duckdb(con))
+        return {str(r[0]) for r in con.execute("SELECT signal_id FROM signals").fetchall()}
+
+
+def _fleet(urls: list[str], root: Path, clients: int, seed: int) -> list[ClientResult]:
+    plans = plan_fleet(clients, seed)
+    with ThreadPoolExecutor(max_workers=4, thread_name_prefix="client") as pool:
+        futures = [
+            pool.submit(run_client, plan, root, urls[i % len(urls)]) for i, plan in enumerate(plans)
+        ]
+        return [f.result() for f in futures]
+
+
+def _check(store: LakeStore, expected: set[str], results: list[ClientResult]) -> list[str]:
+    problems = []
+    con = duckdb.connect()
+    store.signals_relation(con)
+    ids = [str(r[0]) for r in con.execute("SELECT signal_id FROM signals").fetchall()]
+    if store.count() != len(ids):
+        problems.append(f"{store.count()} rows stored for {len(ids)} distinct signals")
+    if set(ids) != expected:
+        problems.append(
+            f"the lake holds {len(set(ids))} signals, expected {len(expected)} "
+            f"({len(set(ids) - expected)} unexpected, {len(expected - set(ids))} missing)"
+        )
+    for r in results:
+        if not r.plan.opted_in and (r.sent_ids or r.requests):
+            problems.append(f"opted-out client {r.plan.index} made {r.requests} request(s)")
+        if r.plan.opted_in and r.not_sent:
+            problems.append(f"client {r.plan.index} could not deliver {r.not_sent} signal(s)")
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--clients", type=int, default=60)
+    parser.add_argument("--history", type=int, default=8_000, help="synthetic past signals")
+    parser.add_argument("--load", type=int, default=20_000, help="signals in the retried burst")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--out", type=Path, default=REPO / "demo-output" / "lake")
+    args = parser.parse_args(argv)
+    started = time.monotonic()
+    out: Path = args.out
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    today = dt.datetime.now(dt.UTC).date()
+
+    with console.status("starting SeaweedFS (S3 gateway on loopback)"):
+        seaweed = LoopbackSeaweed(folder=out / "seaweedfs").start()
+    try:
+        uri = seaweed.uri("signals")
+        store = LakeStore(uri, seaweed.storage_options)
+        console.print(f"SeaweedFS S3 at [bold]{seaweed.endpoint}[/bold]; table [bold]{uri}[/bold]")
+        with console.status("seeding 90 days of synthetic history"):
+            expected = _history(store, out, args.history)
+        env = {
+            "LMCP_COLLECTOR_LAKE_S3_ENDPOINT": seaweed.endpoint,
+            "LMCP_COLLECTOR_LAKE_S3_KEY_ID": seaweed.key_id,
+            "LMCP_COLLECTOR_LAKE_S3_SECRET": seaweed.secret,
+            "LMCP_COLLECTOR_LAKE_S3_ALLOW_HTTP": "true",
+        }
+        with Collectors(3, uri, env, out) as cluster:
+            console.print(f"collectors: {', '.join(cluster.urls)}")
+            with console.status(f"{args.clients} simulated LMCP clients"):
+                results = _fleet(cluster.urls, out / "fleet", args.clients, args.seed)
+            sent = {i for r in results if r.plan.opted_in for i in r.sent_ids}
+            console.print(f"fleet: {len(results)} clients, {len(sent)} signals reported")
+            victim = cluster.members[0]
+
+            def kill_midway(answered: int) -> None:
+                if answered == max(1, args.load // 200):
+                    victim.kill()
+
+            with console.status(f"{args.load:,} signals from retrying senders; one collector dies"):
+                load = send_load(
+                    cluster.urls, signals=args.load, batch=100, senders=6,
+                    day=today.isoformat(), seed=args.seed, on_progress=kill_midway,
+                )  # fmt: skip
+            console.print(
+                f"burst: {len(load.acknowledged):,} acknowledged in {load.seconds:.1f} s "
+                f"({len(load.acknowledged) / load.seconds:,.0f} signals/s), "
+                f"{load.retries} request(s) retried after {victim.url} was SIGKILLed"
+            )
+        expected |= sent | load.acknowledged
+        _status(store, "before compaction")
+        with console.status("compacting every closed day (today closed early)"):
+            compacted = compact(store, today + dt.timedelta(days=1))
+        console.print(f"compacted {len(compacted)} days")
+        _status(store, "after compaction")
+        con = duckdb.connect()
+        store.signals_relation(con)
+        console.rule("triage, read from the lake through DuckDB")
+        answers = {a.question: a for a in answer_all(con, Filters())}
+        for q in (Question.top, Question.regressions, Question.apps):
+            console.print(answer_table(answers[q], max_rows=6))
+        problems = _check(store, expected, results)
+    finally:
+        seaweed.stop()
+    for problem in problems:
+        console.print(f"[bold red]CHECK FAILED[/bold red] {problem}")
+    if not problems:
+        console.print(
+            Panel.fit(
+                f"[bold green]check passed[/bold green]: the lake holds each of the "
+                f"{len(expected):,} acknowledged signals exactly once and nothing else; "
+                "opted-out clients made no request.\nEvery server is stopped.",
+                title="lake demo",
+            )
+        )
+    console.print(f"done in {time.monotonic() - started:.1f} s")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
