@@ -34,7 +34,7 @@ from pydantic import BaseModel, SecretStr
 from cloudskills.app import create_app as create_skills_app
 from cloudskills.settings import SkillsSettings
 from collector.settings import CollectorSettings
-from lmcp.apps import collector_app, uvicorn_config
+from lmcp.apps import collector_app, collector_limits, uvicorn_config
 
 __all__ = [
     "CollectorProcess",
@@ -75,7 +75,9 @@ def wait_ready(
 @contextmanager
 def running_collector(settings: CollectorSettings, **app_kwargs: Any) -> Iterator[str]:
     """A real uvicorn server for ``collector_app(settings, **app_kwargs)``; yields its URL."""
-    with _serving(collector_app(settings, **app_kwargs), "collector") as url:
+    app = collector_app(settings, **app_kwargs)
+    limits = {"limits": collector_limits(settings), "keep_alive_s": settings.keep_alive_timeout_s}
+    with _serving(app, "collector", **limits) as url:
         yield url
 
 
@@ -94,13 +96,15 @@ class _Loopback:
 
 
 @contextmanager
-def _serving(app: Any, name: str) -> Iterator[str]:
-    """``app`` under uvicorn on a free loopback port, in a thread; graceful shutdown."""
+def _serving(app: Any, name: str, **limits: Any) -> Iterator[str]:
+    """``app`` under uvicorn on a free loopback port, in a thread; graceful shutdown.
+
+    ``limits``: ``uvicorn_config``'s connection limits (the service's own settings)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = int(sock.getsockname()[1])
-    options = uvicorn_config(_Loopback("127.0.0.1", port), log_level="warning")
+    options = uvicorn_config(_Loopback("127.0.0.1", port), log_level="warning", **limits)
     server = uvicorn.Server(uvicorn.Config(app, **options))
     errors: list[BaseException] = []
 

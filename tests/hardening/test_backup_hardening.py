@@ -23,8 +23,8 @@ _CRASH = textwrap.dedent(
     con = duckdb.connect(sys.argv[1])
     con.execute("SET checkpoint_threshold='1GB'")
     con.execute(
-        "INSERT INTO signals SELECT uuid(), 1, current_date, current_date, 'other', NULL, NULL,"
-        " 'read_file', 1, 'timeout', [], [], NULL, NULL, NULL, NULL, NULL, NULL, NULL, 1, 0, 0,"
+        "INSERT INTO signals SELECT uuid(), 2, current_date, current_date, 'other', NULL, NULL,"
+        " 'read_file', NULL, 'timeout', [], [], NULL, NULL, NULL, NULL, NULL, NULL, NULL, 1, 0, 0,"
         " 'linux' FROM range(?)",
         [int(sys.argv[2])],
     )
