@@ -46,6 +46,9 @@ GROWTH = 1.5
 #: ... and be above the earlier share by this many standard errors.
 MIN_Z = 3.0
 _PARAM = re.compile(r"\$([a-z_][a-z0-9_]*)")
+#: The triage filter (platform, tool, version), one macro every question calls.
+_FILTER_MACRO = "triage_filter"
+_FILTER_CALL = f"{_FILTER_MACRO}("
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +137,8 @@ def run_sql(
         raise KeyError(f"query {name} needs parameter(s) {', '.join(missing)}")
     cur = con.cursor()
     try:
+        if _FILTER_CALL in text:  # a TEMP macro lives on one connection: each cursor is one
+            cur.execute(load_query(_FILTER_MACRO)[0])
         cur.execute(text, {p: values[p] for p in params})
         columns = [d[0] for d in cur.description or ()]
         return columns, cur.fetchall()

@@ -34,6 +34,13 @@ def test_every_sql_file_has_an_entry_and_every_entry_a_file() -> None:
     assert sorted(p.stem for p in QUERIES.glob("*.sql")) == sorted(q.value for q in Question)
 
 
+def test_every_question_filters_through_the_one_macro() -> None:
+    for q in Question:
+        text = (QUERIES / f"{q.value}.sql").read_text(encoding="utf-8")
+        assert "triage_filter($platform, $tool, " in text, q
+        assert "CAST($platform AS platform)" not in text, f"{q}: the filter written out again"
+
+
 def test_the_question_list_is_the_registry_in_its_order() -> None:
     assert list(QUESTIONS) == list(Question)
     assert all(QUESTIONS[q] is q.spec for q in Question)
