@@ -121,3 +121,95 @@ def test_the_api_lists_exactly_the_released_registry_questions(collector_url: st
                 assert response.status_code == 200, q
             else:  # known to the route (not "unknown_question"), on the steward's view only
                 assert response.json()["type"].endswith("/not_released"), q
+
+
+_NEW_SQL = """-- Error classes: which classes of failure the signals report.
+-- Privacy: a class is shown only with at least $k signals; the share is of shown classes only.
+WITH groups AS (
+    SELECT error_class, count(*) AS n
+    FROM signals
+    WHERE day BETWEEN $start AND $end
+      AND triage_filter($platform, $tool, $v_major, $v_minor, $v_patch)
+    GROUP BY ALL
+    HAVING count(*) >= $k
+)
+SELECT CAST(error_class AS VARCHAR) AS error_class, n, round(100.0 * n / sum(n) OVER (), 1)
+    AS share_pct
+FROM groups
+ORDER BY n DESC, error_class;
+"""
+_NEW_ROW = """@dataclasses.dataclass(frozen=True, slots=True)
+class ErrorClassRow:
+    error_class: str
+    n: int
+    share_pct: float
+
+
+"""
+_NEW_MEMBER = """    errors = "errors", QuestionSpec(
+        "Error classes", "Which classes of failure the signals report.",
+        ErrorClassRow, Bars("error_class"), None,
+    )  # fmt: skip
+"""
+_ASK_THE_NEW_QUESTION = """
+import json, sys
+from pathlib import Path
+import duckdb
+from typer.testing import CliRunner
+import analysis
+from analysis.cli import app
+from analysis.report import answer_all, build_report
+from tests.analysis.conftest import many, write_signals
+
+assert Path(analysis.__file__).parent == Path.cwd() / "analysis", analysis.__file__
+path = Path.cwd() / "signals.duckdb"
+with duckdb.connect(str(path)) as con:
+    write_signals(con, many(6, error_class="not_found"))
+cli = CliRunner().invoke(app, ["errors", "--db", str(path), "--exact", "--json"])
+con = duckdb.connect(str(path), read_only=True)
+report = build_report(answer_all(con, exact=True)).html
+print(json.dumps({"cli": cli.output, "code": cli.exit_code, "report": report}))
+"""
+
+
+@pytest.mark.slow
+def test_a_new_question_is_one_sql_file_and_one_registry_entry(tmp_path: Path) -> None:
+    """Add a question to a copy of the package by writing exactly those two things: the CLI,
+    the exact answer, its chart and its report section all follow."""
+    import json
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    root = QUERIES.parents[1]
+    copy = tmp_path / "analysis"
+    shutil.copytree(root / "analysis", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "queries" / "errors.sql").write_text(_NEW_SQL, encoding="utf-8")
+    registry = (copy / "_registry.py").read_text(encoding="utf-8")
+    for anchor, added in (
+        ("#: Any question's row.", _NEW_ROW),
+        ("    | AttemptRow\n)", None),
+        ("#: Every question's entry", _NEW_MEMBER + "\n\n"),
+    ):
+        assert anchor in registry, anchor
+        if added is None:  # the Row union
+            registry = registry.replace(anchor, "    | AttemptRow\n    | ErrorClassRow\n)", 1)
+        else:
+            registry = registry.replace(anchor, added + anchor, 1)
+    assert registry.count("ErrorClassRow") == 3
+    (copy / "_registry.py").write_text(registry, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    done = subprocess.run(
+        [sys.executable, "-c", _ASK_THE_NEW_QUESTION],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout.splitlines()[-1])
+    assert out["code"] == 0, out["cli"]
+    answer = json.loads(out["cli"])
+    assert answer["question"] == "errors" and answer["title"] == "Error classes"
+    assert answer["rows"] == [{"error_class": "not_found", "n": 6, "share_pct": 100.0}]
+    assert _SECTION.findall(out["report"])[-1] == "errors"
+    section = out["report"].split('id="q-errors"', 1)[1]
+    assert "<svg" in section.split("</section>", 1)[0], "the generic chart is drawn"
