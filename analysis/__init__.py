@@ -2,11 +2,12 @@
 
 The team's answers are post-processing of the collector's differentially private releases
 (``ask_released``, over the cells ``collector.releases`` stores per closed day). The exact
-questions -- one ``.sql`` file per question (``analysis/queries/``), parameters bound, the
-threshold ``k`` applied inside the SQL, with a typed API (``top``, ``trends``, ... or ``ask``)
--- are the steward's view of a raw file. Also: the CLI (``lmcp analysis``, in
-``analysis.cli``); the offline HTML/Markdown report (``analysis.report``); and the dashboard and
-``/v1/triage`` routes the collector mounts (``analysis.web``).
+questions -- one ``.sql`` file per question (``analysis/queries/``) and one registry entry
+(``analysis._registry``), parameters bound, the threshold ``k`` applied inside the SQL, with a
+typed API (``top``, ``trends``, ... or ``ask``) -- are the steward's view of a raw file.
+Also: the CLI (``lmcp analysis``, in ``analysis.cli``); the offline HTML/Markdown report
+(``analysis.report``); and the dashboard and ``/v1/triage`` routes the collector mounts
+(``analysis.web``).
 """
 
 from analysis._api import (

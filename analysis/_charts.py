@@ -14,11 +14,11 @@ from typing import Any
 
 import vl_convert
 
-from analysis._questions import Answer, Question
+from analysis._questions import Answer
+from analysis._registry import Bars
 from analysis._rows import (
     AppRow,
     AttemptRow,
-    IntentRow,
     PlatformRow,
     RegressionRow,
     RingRow,
@@ -218,9 +218,9 @@ def _ring(rows: list[RingRow]) -> Spec:
     return spec
 
 
-def _intents(rows: list[IntentRow]) -> Spec:
-    values = [{"intent": r.intent, "n": r.n} for r in rows[:CHART_ROWS]]
-    return _hbar(values, "intent")
+def _bars(rows: list[Any], label: str) -> Spec:
+    values = [{label: getattr(r, label), "n": r.n} for r in rows[:CHART_ROWS]]
+    return _hbar(values, label)
 
 
 def _attempts(rows: list[AttemptRow]) -> Spec:
@@ -240,16 +240,16 @@ def _attempts(rows: list[AttemptRow]) -> Spec:
     return spec
 
 
-_BUILDERS: Mapping[Question, Callable[[list[Any]], Spec]] = {
-    Question.top: _top,
-    Question.trends: _trends,
-    Question.regressions: _regressions,
-    Question.platforms: _platforms,
-    Question.apps: _apps,
-    Question.shapes: _shapes,
-    Question.ring: _ring,
-    Question.intents: _intents,
-    Question.attempts: _attempts,
+#: The charts of their own, by the name a registry entry's ``Custom`` chart gives.
+_BUILDERS: Mapping[str, Callable[[list[Any]], Spec]] = {
+    "top": _top,
+    "trends": _trends,
+    "regressions": _regressions,
+    "platforms": _platforms,
+    "apps": _apps,
+    "shapes": _shapes,
+    "ring": _ring,
+    "attempts": _attempts,
 }
 
 
@@ -260,7 +260,9 @@ def chart_spec(answer: Answer[Row], *, width: int = WIDTH) -> Spec | None:
     """
     if not answer.rows:
         return None
-    spec = _BUILDERS[answer.question](list(answer.rows))
+    chart = answer.question.spec.chart
+    rows = list(answer.rows)
+    spec = _bars(rows, chart.label) if isinstance(chart, Bars) else _BUILDERS[chart.builder](rows)
     spec["width"] = int(spec["width"] * width / WIDTH)
     return spec
 

@@ -17,6 +17,7 @@ import duckdb
 from analysis._charts import chart_svg
 from analysis._filters import FilterError, Filters, Period
 from analysis._questions import QUESTIONS, Answer, Question
+from analysis._registry import dashboard_questions
 from analysis._released import ask_released, last_released_day, released_versions
 from analysis._rows import Row, TopRow
 from analysis.report import table_html
@@ -33,26 +34,10 @@ __all__ = [
     "view_page",
 ]
 
-#: The questions of the first view, and of a tool's drill-down.
-OVERVIEW = (
-    Question.top,
-    Question.trends,
-    Question.regressions,
-    Question.platforms,
-    Question.apps,
-    Question.intents,
-)
-TOOL_VIEW = (
-    Question.top,
-    Question.trends,
-    Question.shapes,
-    Question.apps,
-    Question.ring,
-    Question.platforms,
-    Question.regressions,
-)
+#: The questions of the first view, and of a tool's drill-down (the registry's placements).
+OVERVIEW = dashboard_questions(tool_view=False)
+TOOL_VIEW = dashboard_questions(tool_view=True)
 _TABLE_ROWS = 10
-_WIDE = {Question.top, Question.trends, Question.ring}
 #: Plot widths: a full-row card, and a half-row one.
 WIDE_CHART = 980
 HALF_CHART = 400
@@ -210,8 +195,8 @@ def _card(answer: Answer[Row], svg: str | None, query: str, title: str | None = 
         else f'<p class="empty">{_e(answer.empty_text)}</p>'
     )
     table = _tool_links(answer, query) if answer.rows else ""
-    wide = " wide" if answer.question in _WIDE else ""
-    opened = " open" if answer.question is Question.top else ""
+    wide = " wide" if spec.placement.wide else ""
+    opened = " open" if spec.placement.opened else ""
     return (
         f'<section class="card{wide}" id="q-{name}"><h2>{_e(title or spec.title)}</h2>'
         f'<p class="summary">{_e(spec.summary)}</p>{chart}'
@@ -232,9 +217,9 @@ def view_page(view: View, svgs: Sequence[str | None]) -> str:
         f"{view.period.start.isoformat()} to {view.period.end.isoformat()} \u00b7 "
         "differentially private daily releases: rare groups are not shown"
     )
-    titles = {Question.top: "Error classes"} if view.tool is not None else {}
+    tool_view = view.tool is not None
     cards = "".join(
-        _card(a, svg, query, titles.get(a.question))
+        _card(a, svg, query, a.question.spec.placement.tool_title if tool_view else None)
         for a, svg in zip(view.answers, svgs, strict=True)
     )
     return (
@@ -253,5 +238,6 @@ def view_page(view: View, svgs: Sequence[str | None]) -> str:
 def render_svgs(view: View) -> list[str | None]:
     """Every chart of a view (CPU work: call it off the event loop)."""
     return [
-        chart_svg(a, width=WIDE_CHART if a.question in _WIDE else HALF_CHART) for a in view.answers
+        chart_svg(a, width=WIDE_CHART if a.question.spec.placement.wide else HALF_CHART)
+        for a in view.answers
     ]

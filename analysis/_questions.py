@@ -1,4 +1,4 @@
-"""The triage questions: each is one ``.sql`` file, a row type, and a few words for people.
+"""Asking a triage question: each is one ``.sql`` file and one entry of ``analysis._registry``.
 
 ``ask`` runs a question on a DuckDB connection (a file opened by the CLI, or the collector's own
 connection inside ``Database.run``). Parameters are always bound, never formatted into SQL; the
@@ -12,29 +12,14 @@ import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
 from typing import Any, Generic
 
 import duckdb
 
 from analysis._filters import Filters, Period
-from analysis._rows import (
-    AppRow,
-    AttemptRow,
-    IntentRow,
-    PlatformRow,
-    R,
-    RegressionRow,
-    RingRow,
-    Row,
-    ShapeRow,
-    TopRow,
-    TrendRow,
-    row_from_json,
-    row_from_values,
-    row_to_json,
-)
+from analysis._registry import QUESTIONS, Question, QuestionSpec, R, Row
+from analysis._rows import row_from_json, row_from_values, row_to_json
 from service.sql import load_sql
 
 __all__ = [
@@ -61,89 +46,9 @@ GROWTH = 1.5
 #: ... and be above the earlier share by this many standard errors.
 MIN_Z = 3.0
 _PARAM = re.compile(r"\$([a-z_][a-z0-9_]*)")
-
-
-class Question(StrEnum):
-    """The triage questions (also the names of their ``.sql`` files and CLI commands)."""
-
-    top = "top"
-    trends = "trends"
-    regressions = "regressions"
-    platforms = "platforms"
-    apps = "apps"
-    shapes = "shapes"
-    ring = "ring"
-    intents = "intents"
-    attempts = "attempts"
-
-
-@dataclass(frozen=True, slots=True)
-class QuestionSpec:
-    question: Question
-    title: str
-    summary: str
-    row_type: type[Row]
-
-
-QUESTIONS: Mapping[Question, QuestionSpec] = {
-    spec.question: spec
-    for spec in (
-        QuestionSpec(
-            Question.top,
-            "Top friction",
-            "Tool x error class x friction type, with the change against the previous period.",
-            TopRow,
-        ),
-        QuestionSpec(
-            Question.trends,
-            "Trend per day",
-            "Signals per day, per friction type and in all, with spikes flagged.",
-            TrendRow,
-        ),
-        QuestionSpec(
-            Question.regressions,
-            "Regressions by client version",
-            "Friction that is new or growing in a version against the versions before it.",
-            RegressionRow,
-        ),
-        QuestionSpec(
-            Question.platforms,
-            "Platform split",
-            "Signals per platform and tool, with the tool's share of the platform.",
-            PlatformRow,
-        ),
-        QuestionSpec(
-            Question.apps,
-            "App state against genuine failures",
-            "Whether the app was not installed, not running or not permitted - or the tool failed.",
-            AppRow,
-        ),
-        QuestionSpec(
-            Question.shapes,
-            "Argument shapes",
-            "Which argument type x size-bucket combinations fail, per tool.",
-            ShapeRow,
-        ),
-        QuestionSpec(
-            Question.ring,
-            "Ring patterns",
-            "The most common 2- and 3-call sequences (with outcomes) ending in a failure.",
-            RingRow,
-        ),
-        QuestionSpec(
-            Question.intents,
-            "Intents",
-            "What users were trying to do when the friction happened.",
-            IntentRow,
-        ),
-        QuestionSpec(
-            Question.attempts,
-            "Attempts before reporting",
-            "How many times the agent tried before the friction was reported.",
-            AttemptRow,
-        ),
-    )
-}
+#: The triage filter (platform, tool, version), one macro every question calls.
+_FILTER_MACRO = "triage_filter"
+_FILTER_CALL = f"{_FILTER_MACRO}("
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,6 +137,8 @@ def run_sql(
         raise KeyError(f"query {name} needs parameter(s) {', '.join(missing)}")
     cur = con.cursor()
     try:
+        if _FILTER_CALL in text:  # a TEMP macro lives on one connection: each cursor is one
+            cur.execute(load_query(_FILTER_MACRO)[0])
         cur.execute(text, {p: values[p] for p in params})
         columns = [d[0] for d in cur.description or ()]
         return columns, cur.fetchall()

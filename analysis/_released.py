@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 import duckdb
 
@@ -43,20 +43,9 @@ __all__ = [
     "released_versions",
 ]
 
-#: The cube each released question is derived from (``attempts`` waits for the v2 bucket).
-CUBE_OF: Mapping[Question, str] = {
-    Question.top: "friction",
-    Question.trends: "daily",
-    Question.platforms: "platforms",
-    Question.regressions: "versions",
-    Question.apps: "context",
-    Question.intents: "context",
-    Question.shapes: "shapes",
-    Question.ring: "ring",
-}
-# TODO(lead): add an ``attempts`` dimension (the signal v2 attempts bucket) to the context
-# cube and derive Question.attempts from it; until then it is not on the team surface.
-RELEASED_QUESTIONS = tuple(q for q in Question if q in CUBE_OF)
+#: The cube each released question is derived from (its registry entry's ``cube``).
+CUBE_OF: Mapping[Question, str] = {q: q.spec.cube for q in Question if q.spec.cube is not None}
+RELEASED_QUESTIONS = tuple(CUBE_OF)
 _FILTERS_OF = {
     "friction": {"tool"},
     "platforms": {"platform", "tool"},
@@ -259,6 +248,23 @@ def _regressions(cells: list[Cell], filters: Filters, limit: int) -> list[Row]:
     return [r[-1] for r in rows[:limit]]
 
 
+_Derive = Callable[[list[Cell], Period, Filters, int], list[Row]]
+#: How each released question's rows derive from its cube's cells (cells, period, filters,
+#: limit); a test checks that every question with a cube in the registry has one.
+_DERIVE: Mapping[Question, _Derive] = {
+    Question.top: lambda cells, period, _filters, limit: _top(cells, period, limit),
+    Question.trends: lambda cells, period, _filters, _limit: _trends(cells, period),
+    Question.platforms: lambda cells, _period, _filters, _limit: _platforms(cells),
+    Question.apps: lambda cells, _period, _filters, _limit: _apps(cells),
+    Question.intents: lambda cells, _period, _filters, _limit: _intents(cells),
+    Question.shapes: lambda cells, _period, _filters, limit: _shapes(cells, limit),
+    Question.ring: lambda cells, _period, _filters, limit: _ring(cells, limit),
+    Question.regressions: lambda cells, _period, filters, limit: _regressions(
+        cells, filters, limit
+    ),
+}
+
+
 def ask_released(
     con: duckdb.DuckDBPyConnection,
     question: Question,
@@ -267,7 +273,7 @@ def ask_released(
     limit: int,
     period: Period | None = None,
 ) -> Answer[Row]:
-    """One question answered from released cells only (``NotReleased`` for ``attempts``)."""
+    """One question answered from released cells only (``NotReleased`` without a cube)."""
     filters = filters or Filters()
     cube = CUBE_OF.get(question)
     if cube is None:
@@ -275,20 +281,11 @@ def ask_released(
     _check_filters(cube, filters)
     if period is None:
         period = filters.resolve(last_released_day(con))
-    rows: list[Row]
-    if question is Question.top:
-        rows = _top(_cells(con, cube, period.previous().start, period.end, filters), period, limit)
-    elif question is Question.trends:
+    start = period.start
+    if question is Question.top:  # the change against the previous period
+        start = period.previous().start
+    elif question is Question.trends:  # the 7 days before feed the spike baseline
         start = period.start - dt.timedelta(days=7)
-        rows = _trends(_cells(con, cube, start, period.end, filters), period)
-    else:
-        cells = _cells(con, cube, period.start, period.end, filters)
-        rows = {
-            Question.platforms: lambda: _platforms(cells),
-            Question.apps: lambda: _apps(cells),
-            Question.intents: lambda: _intents(cells),
-            Question.shapes: lambda: _shapes(cells, limit),
-            Question.ring: lambda: _ring(cells, limit),
-            Question.regressions: lambda: _regressions(cells, filters, limit),
-        }[question]()
+    cells = _cells(con, cube, start, period.end, filters)
+    rows = _DERIVE[question](cells, period, filters, limit)
     return Answer(question, period, None, filters, tuple(rows), source="released")

@@ -1,7 +1,7 @@
-"""One row type per triage question: the columns its ``.sql`` file returns, typed.
+"""Rows in and out: a query's values or a JSON object to a question's row type, and back.
 
-Counts are ints, shares are percentages (floats), days are dates. A test checks that every
-query returns exactly these columns, in this order.
+The row types are defined with their questions, in ``analysis._registry``; they are re-exported
+here for the modules that only handle rows.
 """
 
 from __future__ import annotations
@@ -10,7 +10,21 @@ import dataclasses
 import datetime as dt
 import typing
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any
+
+from analysis._registry import (
+    AppRow,
+    AttemptRow,
+    IntentRow,
+    PlatformRow,
+    R,
+    RegressionRow,
+    RingRow,
+    Row,
+    ShapeRow,
+    TopRow,
+    TrendRow,
+)
 
 __all__ = [
     "AppRow",
@@ -27,116 +41,6 @@ __all__ = [
     "row_from_values",
     "row_to_json",
 ]
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class TopRow:
-    tool: str
-    error_class: str
-    friction_type: str
-    n: int
-    #: The previous period's count; None when it was below k (or zero).
-    prev_n: int | None
-    change: int | None
-    change_pct: float | None
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class TrendRow:
-    day: dt.date
-    #: A friction_type, or ``all``.
-    series: str
-    n: int
-    #: Mean of the published days among the 7 before; None when there were none.
-    baseline: float | None
-    spike: bool
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class RegressionRow:
-    version: str
-    first_day: dt.date
-    tool: str
-    error_class: str
-    n: int
-    share_pct: float
-    base_n: int
-    base_share_pct: float
-    #: ``new`` or ``growing``.
-    status: str
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class PlatformRow:
-    platform: str
-    tool: str
-    n: int
-    platform_n: int
-    share_pct: float
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class AppRow:
-    tool: str
-    #: ``not_installed``, ``not_running``, ``not_permitted`` or ``genuine``.
-    app_state: str
-    n: int
-    tool_n: int
-    share_pct: float
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class ShapeRow:
-    tool: str
-    arg: str
-    arg_type: str
-    #: A size bucket, or ``-`` for types without a size.
-    size: str
-    n: int
-    share_pct: float
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class RingRow:
-    #: 2 (prev1 -> failure) or 3 (prev2 -> prev1 -> failure).
-    calls: int
-    prev2_tool: str | None
-    prev2_outcome: str | None
-    prev1_tool: str
-    prev1_outcome: str
-    tool: str
-    error_class: str
-    n: int
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class IntentRow:
-    intent: str
-    n: int
-    share_pct: float
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class AttemptRow:
-    attempts: str
-    n: int
-    share_pct: float
-
-
-#: Any question's row.
-Row = (
-    TopRow
-    | TrendRow
-    | RegressionRow
-    | PlatformRow
-    | AppRow
-    | ShapeRow
-    | RingRow
-    | IntentRow
-    | AttemptRow
-)
-R = TypeVar("R", bound=Row)
-
 
 _CONVERTERS: dict[type, tuple[tuple[str, Any], ...]] = {}
 

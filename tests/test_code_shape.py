@@ -19,7 +19,7 @@ MAX_LINES = 450
 
 #: Modules still over the limit, each split by its own owner; listed so that this test guards
 #: every other module now. An entry must still be over the limit (or it must be removed).
-OVER_LIMIT_FOR_NOW = frozenset({"lmcp/datacatalogue.py"})
+OVER_LIMIT_FOR_NOW: frozenset[str] = frozenset()
 
 #: A number followed by a unit of throughput or time: ``9,416 req/s``, ``~1.3 ms``, ``80 µs``.
 FIGURE = re.compile(

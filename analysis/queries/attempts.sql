@@ -6,11 +6,7 @@ WITH groups AS (
     SELECT coalesce(CAST(attempts AS VARCHAR), 'unspecified') AS attempts, count(*) AS n
     FROM signals
     WHERE day BETWEEN $start AND $end
-      AND ($platform IS NULL OR client_platform = CAST($platform AS platform))
-      AND ($tool IS NULL OR tool_attempted = CAST($tool AS tool_name))
-      AND ($v_major IS NULL OR client_version_major = $v_major)
-      AND ($v_minor IS NULL OR client_version_minor = $v_minor)
-      AND ($v_patch IS NULL OR client_version_patch = $v_patch)
+      AND triage_filter($platform, $tool, $v_major, $v_minor, $v_patch)
     GROUP BY ALL
     HAVING count(*) >= $k
 )

@@ -21,8 +21,7 @@ WITH raw AS (
         min(day) AS first_day
     FROM signals
     WHERE day BETWEEN $start AND $end
-      AND ($platform IS NULL OR client_platform = CAST($platform AS platform))
-      AND ($tool IS NULL OR tool_attempted = CAST($tool AS tool_name))
+      AND triage_filter($platform, $tool, NULL, NULL, NULL)
     GROUP BY ALL
     HAVING count(*) >= $k
 ),

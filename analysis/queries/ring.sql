@@ -8,11 +8,7 @@ WITH failing AS (
     FROM signals
     WHERE day BETWEEN $start AND $end
       AND prev1_tool IS NOT NULL
-      AND ($platform IS NULL OR client_platform = CAST($platform AS platform))
-      AND ($tool IS NULL OR tool_attempted = CAST($tool AS tool_name))
-      AND ($v_major IS NULL OR client_version_major = $v_major)
-      AND ($v_minor IS NULL OR client_version_minor = $v_minor)
-      AND ($v_patch IS NULL OR client_version_patch = $v_patch)
+      AND triage_filter($platform, $tool, $v_major, $v_minor, $v_patch)
 ),
 groups AS (
     SELECT

@@ -1,0 +1,215 @@
+"""The storage section of the data catalogue: every table and column of the collector's signals
+file and of the skills service's own file, after applying their migrations to in-memory DuckDBs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lmcp._catalogue.text import sample, values_text
+from lmcp._catalogue.wire import example_signal
+from lmcp.datacatalogue import CatalogueField, DataFormat
+
+_DUCK_KINDS = (
+    ("[]", "list"),
+    ("STRUCT", "object"),
+    ("ENUM", "enum"),
+    ("BOOLEAN", "boolean"),
+    ("TIMESTAMP", "timestamp"),
+    ("DATE", "date"),
+    ("UUID", "uuid"),
+    ("VARCHAR", "string"),
+    ("BLOB", "blob"),
+    ("DOUBLE", "float"),
+    ("FLOAT", "float"),
+    ("INT", "integer"),
+)
+
+
+def _duck_kind(data_type: str) -> str:
+    for token, kind in _DUCK_KINDS:
+        if data_type.endswith(token) if token == "[]" else token in data_type:
+            return kind
+    return "other"
+
+
+_DUCK_RANGES = {
+    "UTINYINT": "0..255",
+    "USMALLINT": "0..65535",
+    "UINTEGER": "0..4294967295",
+    "TINYINT": "-128..127",
+    "SMALLINT": "-32768..32767",
+    "BOOLEAN": "true, false",
+    "DATE": "YYYY-MM-DD (a UTC day)",
+    "UUID": "random UUID4",
+}
+
+
+def _example_rows(con: Any) -> dict[str, dict[str, Any]]:
+    """The example signal written by the collector's own write path, as each table/export row."""
+    import datetime as _dt
+
+    from collector.store import flush_rows
+
+    flush_rows(con, [[example_signal()]], _dt.date(2026, 11, 30))
+    cursor = con.execute("SELECT * FROM signals")
+    names = [d[0] for d in cursor.description]
+    row = cursor.fetchone()
+    out = {"schema_migrations": _MIGRATION_EXAMPLE, **_RELEASE_EXAMPLES}
+    if row:
+        out["signals"] = dict(zip(names, row, strict=True))
+    return out
+
+
+#: The ledger's real rows carry the day they were applied: a fixed example keeps the doc stable.
+_MIGRATION_EXAMPLE: dict[str, Any] = {
+    "name": "0001_signals.sql",
+    "sha256": "9f2c…(64 hex digits)",
+    "applied_day": "2026-11-30",
+}
+#: Fixed example rows of the release, order and audit tables (collector/releases, retention,
+#: collector/roles): written by the collector only, never by a client.
+_RELEASE_EXAMPLES: dict[str, dict[str, Any]] = {
+    "release_days": {
+        "cube": "friction",
+        "day": "2026-11-29",
+        "params": "epsilon=0.4 delta=3.84715e-07 scale=25 cap=10 l0=10 l1=10 linf=1",
+        "threshold": 410,
+        "cells": 37,
+    },
+    "release_cells": {
+        "cube": "friction",
+        "day": "2026-11-29",
+        "key": "read_note|not_found|cannot_complete|macos",
+        "n": 1288,
+    },
+    "reordered_days": {"day": "2026-11-29"},
+    "steward_audit": {
+        "read_day": "2026-11-30",
+        "label": "alice-steward",
+        "route": "/v1/signals/export",
+        "filter": "format=parquet&since=2026-11-01",
+    },
+}
+_COLUMN_VALUES = {
+    ("schema_migrations", "name"): "a file name of collector/migrations/",
+    ("schema_migrations", "sha256"): "64 hex digits",
+    ("release_days", "cube"): "friction, versions, context, shapes, ring",
+    ("release_days", "params"): "the calibration used (epsilon, delta, scale, cap, l0, l1, linf)",
+    ("release_days", "threshold"): "the release threshold tau (noisy counts below are dropped)",
+    ("release_days", "cells"): "how many cells the day released",
+    ("release_cells", "cube"): "friction, versions, context, shapes, ring",
+    ("release_cells", "key"): "the cell's enum labels, catalogue names or version, joined by |",
+    ("release_cells", "n"): "a noisy count at or above the threshold",
+    ("steward_audit", "label"): "a steward token's configured label (never the token)",
+    ("steward_audit", "route"): "a steward route template",
+    ("steward_audit", "filter"): "the validated parameters of the read",
+}
+
+
+def _named_enums(data_type: str, inline: dict[str, str]) -> str:
+    for literal, name in inline.items():
+        data_type = data_type.replace(literal, name)
+    return data_type
+
+
+def storage_formats(vocabularies: dict[str, tuple[str, ...]]) -> tuple[list[DataFormat], Any]:
+    """The tables of both stores: the collector's signals file and the skills service's file
+    (two files, never one). Returns the formats and the (migrated) signals connection."""
+    import duckdb
+
+    from cloudskills.store import MIGRATIONS_DIR as SKILLS_MIGRATIONS
+    from collector.db import migrate
+    from service.db import apply_migrations
+
+    con = duckdb.connect(":memory:")
+    migrate(con)
+    formats = _tables(
+        con, vocabularies, _example_rows(con),
+        "the collector's database file (collector/migrations/*.sql)",
+    )  # fmt: skip
+    skills = duckdb.connect(":memory:")
+    try:
+        apply_migrations(skills, SKILLS_MIGRATIONS)
+        formats += _tables(
+            skills, vocabularies, {},
+            "the Cloud Skills service's own database file (cloudskills/migrations/*.sql)",
+            skip=frozenset({"schema_migrations"}),  # the same ledger as the collector's
+        )  # fmt: skip
+    finally:
+        skills.close()
+    return sorted(formats, key=lambda fmt: fmt.key), con
+
+
+def _tables(
+    con: Any,
+    vocabularies: dict[str, tuple[str, ...]],
+    examples: dict[str, dict[str, Any]],
+    source: str,
+    *,
+    skip: frozenset[str] = frozenset(),
+) -> list[DataFormat]:
+    """One format per table of ``con`` (its columns, types, vocabularies and CHECKs)."""
+    inline: dict[str, str] = {}
+    for name, labels in con.execute(
+        "SELECT type_name, labels FROM duckdb_types() WHERE logical_type = 'ENUM' "
+        "AND NOT internal ORDER BY type_name"
+    ).fetchall():
+        members = tuple(str(x) for x in labels)
+        vocabularies.setdefault(str(name), members)
+        inline["ENUM(" + ", ".join("'" + m.replace("'", "''") + "'" for m in members) + ")"] = str(
+            name
+        )
+    checks: dict[tuple[str, str], list[str]] = {}
+    for table, cols, expr in con.execute(
+        "SELECT table_name, constraint_column_names, expression FROM duckdb_constraints() "
+        "WHERE constraint_type = 'CHECK'"
+    ).fetchall():
+        for col in cols:
+            checks.setdefault((str(table), str(col)), []).append(str(expr))
+    rows = con.execute(
+        "SELECT table_name, column_name, data_type, is_nullable FROM information_schema.columns "
+        "WHERE table_schema = 'main' ORDER BY table_name, ordinal_position"
+    ).fetchall()
+    tables: dict[str, list[CatalogueField]] = {}
+    for table, column, data_type, is_nullable in rows:
+        if str(table) in skip:
+            continue
+        named = _named_enums(str(data_type), inline)
+        kind = _duck_kind(str(data_type))
+        values = _COLUMN_VALUES.get((str(table), str(column))) or _DUCK_RANGES.get(named, "")
+        if kind == "enum" and named in vocabularies:
+            values = values_text(named, vocabularies[named])
+        constraint = "; ".join(checks.get((str(table), str(column)), []))
+        row = examples.get(str(table))
+        tables.setdefault(str(table), []).append(
+            CatalogueField(
+                str(column), kind, named, is_nullable == "YES", values or constraint,
+                sample(row[str(column)]) if row else "",
+                "CHECK " + constraint if constraint and values else "",
+            )
+        )  # fmt: skip
+    return [
+        DataFormat(
+            f"duckdb.{table}",
+            f"DuckDB table `{table}`",
+            source,
+            _TABLE_SUMMARIES.get(table, ""),
+            tuple(fields),
+        )  # fmt: skip
+        for table, fields in sorted(tables.items())
+    ]
+
+
+_TABLE_SUMMARIES = {
+    "signals": "One row per accepted signal; deleted after the retention window.",
+    "schema_migrations": "Which migration files were applied (name, digest, UTC day).",
+    "release_days": "Which (cube, closed day) releases are stored, with their calibration.",
+    "release_cells": "Differentially private released cells: all the team role ever sees.",
+    "reordered_days": "Closed days rewritten in signal_id order (so no arrival order).",
+    "steward_audit": "Every steward read of raw rows or exact counts: who (label), day, what.",
+    "skills": "Cloud Skills: a skill's scope and slug (authenticated content, not signals).",
+    "skill_revisions": "Cloud Skills: immutable revisions written by an authenticated author.",
+    "skill_components": "Cloud Skills: the files of a revision.",
+    "skill_revision_state": "Cloud Skills: each revision's life-cycle status.",
+    "skill_revision_events": "Cloud Skills: the append-only history of status changes.",
+}
