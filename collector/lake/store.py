@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -179,13 +179,14 @@ class LakeStore:
         con: duckdb.DuckDBPyConnection,
         name: str = "lake_rows",
         table: DeltaTable | None = None,
+        days: Collection[dt.date] | None = None,
     ) -> bool:
         """Views over the files of ``table`` (default: the newest version), rows as stored:
-        ``name`` (all), ``{name}_compacted`` and ``{name}_open`` (not compacted yet).
-        Returns whether any file is not compacted."""
+        ``name`` (all), ``{name}_compacted`` and ``{name}_open`` (not compacted yet); only the
+        files of ``days`` when given. Returns whether any file is not compacted."""
         self.create()
         dtable = self.table() if table is None else table
-        files = lake_files(dtable)
+        files = [f for f in lake_files(dtable) if days is None or f.day in days]
         any_open = not all(f.compacted for f in files)
         reader = self.reader(dtable)
         groups = {
@@ -225,14 +226,22 @@ class LakeStore:
         finally:
             con.unregister("_lake_scan")
 
-    def signals_relation(self, con: duckdb.DuckDBPyConnection) -> None:
+    def signals_relation(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        *,
+        table: DeltaTable | None = None,
+        days: Collection[dt.date] | None = None,
+    ) -> None:
         """Create the view ``signals``: the collector's columns and types, each id once.
 
         Compacted rows are unique across the table (``compact_day``) and read as they are; the
         rest are reduced to one row per id (the earliest ``received_day``), minus the ids
         already compacted. With every file compacted, the view is a plain projection.
+        ``days`` restricts it to those received days, which is exact for days whose files are
+        all compacted (the release job's); ``table`` pins a version.
         """
-        any_open = self.relation(con, "lake_rows")
+        any_open = self.relation(con, "lake_rows", table, days)
         cols, enums = signal_columns()
         known = {str(r[0]) for r in con.execute("SELECT type_name FROM duckdb_types()").fetchall()}
         for enum, values in enums:
