@@ -35,7 +35,8 @@ NO_NOISE = PrivacyParams(epsilon_per_day=1000.0)
 def _records(store: LakeStore) -> list[tuple[str, dt.date]]:
     table = LakeReleases(store).read()
     records = table.filter(pc.is_null(table.column("key")))
-    return sorted(zip(records.column("cube").to_pylist(), records.column("day").to_pylist()))
+    cols = [records.column(c).to_pylist() for c in ("cube", "day")]
+    return sorted(zip(*cols, strict=True))
 
 
 def _cells(table: pa.Table) -> list[tuple[object, ...]]:
@@ -94,10 +95,13 @@ def _race(store: LakeStore, params: PrivacyParams) -> list[list[ReleaseResult]]:
     results: list[list[ReleaseResult]] = [[], []]
     errors: list[BaseException] = []
 
+    def both_computed(_: dt.date) -> None:
+        barrier.wait()
+
     def job(i: int) -> None:
         try:
             results[i] = release(
-                store, NEXT, params, retention_days=90, before_commit=lambda _: barrier.wait()
+                store, NEXT, params, retention_days=90, before_commit=both_computed
             )
         except BaseException as exc:  # reported below
             errors.append(exc)
@@ -162,7 +166,8 @@ def test_the_served_copy_follows_the_releases_table(folder_store: LakeStore) -> 
         assert served.run_sync(last_released_day) is None
         release(folder_store, NEXT, NO_NOISE, retention_days=90)
         assert served.run_sync(last_released_day) == DAY
-        n = served.run_sync(lambda con: con.execute("SELECT count(*) FROM release_cells").fetchone())
+        count = "SELECT count(*) FROM release_cells"
+        n = served.run_sync(lambda con: con.execute(count).fetchone())
         assert n is not None and n[0] == len(_cells(LakeReleases(folder_store).read())) > 0
         # nothing on the served copy computes a release: it holds no signal
         assert served.run_sync(lambda con: release_closed_days(con, NEXT, NO_NOISE)) == []
