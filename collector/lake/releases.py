@@ -186,8 +186,8 @@ def release(
     """
     releases = LakeReleases(store)
     kept = first_kept_day(today, retention_days)
-    table = store.table()  # the signals' version the days are read from
-    ready = [d.day for d in store.days() if kept <= d.day < today and d.compacted]
+    table = store.table()  # one version of the signals: which days are ready, and their rows
+    ready = [d.day for d in store.days(table) if kept <= d.day < today and d.compacted]
     if not ready:
         return []
     releases.create()

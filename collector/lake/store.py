@@ -155,10 +155,11 @@ class LakeStore:
     def exists(self) -> bool:
         return DeltaTable.is_deltatable(self.uri, self.storage_options)
 
-    def days(self) -> list[DayStatus]:
-        """Per ``received_day``: files, rows, bytes, and whether every row is compacted."""
+    def days(self, table: DeltaTable | None = None) -> list[DayStatus]:
+        """Per ``received_day`` of ``table``'s version (default: the newest): files, rows,
+        bytes, and whether every row is compacted."""
         try:
-            files = lake_files(self.table())
+            files = lake_files(self.table() if table is None else table)
         except TableNotFoundError:
             return []
         out: dict[dt.date, list[Any]] = {}
