@@ -63,26 +63,14 @@ def open_lake(uri: str, *, raw: bool = False) -> duckdb.DuckDBPyConnection:
     released cells (``release_days``, ``release_cells``, as in a file; ``lmcp lake release``
     stores them). ``raw``: also ``signals``, a view over the table's current files, each id
     once (``collector/lake/store.py``), the steward's view."""
-    from collector.db import migrate
-    from collector.lake.releases import LakeReleases, load_releases
+    from collector.lake.releases import connect
     from collector.lake.sink import lake_from_settings
     from collector.settings import CollectorSettings
 
     store = lake_from_settings(CollectorSettings(), uri)
     if not store.exists():
         raise FileNotFoundError("no Delta table at the given URI")
-    con = duckdb.connect(":memory:")
-    try:
-        con.execute("SET enable_progress_bar = false")
-        migrate(con)  # the release tables and ENUM types, as in a file
-        con.execute("DROP TABLE signals")  # no raw row unless asked for
-        load_releases(con, LakeReleases(store).read())
-        if raw:
-            store.signals_relation(con)
-    except BaseException:
-        con.close()
-        raise
-    return con
+    return connect(store, raw=raw)
 
 
 def _load_parquet(target: Path) -> duckdb.DuckDBPyConnection:

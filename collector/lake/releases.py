@@ -40,6 +40,7 @@ __all__ = [
     "RELEASE_SCHEMA",
     "LakeReleases",
     "ReleaseResult",
+    "connect",
     "load_releases",
     "release",
     "released_rows",
@@ -244,3 +245,20 @@ def load_releases(con: duckdb.DuckDBPyConnection, rows: pa.Table) -> None:
             raise
     finally:
         con.unregister("_lake_releases")
+
+
+def connect(store: LakeStore, *, raw: bool = False) -> duckdb.DuckDBPyConnection:
+    """An in-memory connection holding the lake's released cells as the file holds them
+    (``release_days``, ``release_cells``); ``raw``: also the ``signals`` view (each id once)."""
+    con = duckdb.connect(":memory:")
+    try:
+        con.execute("SET enable_progress_bar = false")
+        migrate(con)  # the release tables and the ENUM types, as in a file
+        con.execute("DROP TABLE signals")  # no raw row unless asked for
+        load_releases(con, LakeReleases(store).read())
+        if raw:
+            store.signals_relation(con)
+    except BaseException:
+        con.close()
+        raise
+    return con
