@@ -27,7 +27,7 @@ from deltalake.exceptions import TableNotFoundError
 from collector.lake.files import PARTITION, LakeReader, lake_files
 from collector.rows import ROWS
 
-__all__ = ["LAKE_SCHEMA", "LakeStore", "lake_rows", "signal_columns"]
+__all__ = ["LAKE_SCHEMA", "TABLE_CONFIGURATION", "LakeStore", "lake_rows", "signal_columns"]
 
 #: Delta has no unsigned integers and no UUID: ids are their 16 bytes (byte order is UUID
 #: order), unsigned columns widen to the next signed type. ``compacted`` marks rewritten rows.
@@ -37,6 +37,11 @@ LAKE_SCHEMA = pa.schema(
     + [pa.field(f.name, _WIDEN.get(f.type, f.type)) for f in list(ROWS)[1:]]
     + [pa.field("received_day", pa.date32()), pa.field("compacted", pa.bool_())]
 )
+#: The Delta log keeps per-file column statistics (min/max), and each commit's time to the
+#: millisecond, for as long as the log is kept, also after compaction and VACUUM deleted the
+#: files: a one-signal flush's min/max would be that signal's values at its arrival time.
+#: Statistics are kept for ``compacted`` only (``lake_files`` reads it).
+TABLE_CONFIGURATION = {"delta.dataSkippingStatsColumns": "compacted"}
 #: Commits a writer may retry after losing the race for a version (3 busy collectors lose
 #: several in a row; each retry re-reads only the new log entries).
 MAX_COMMIT_RETRIES = 200
@@ -121,6 +126,7 @@ class LakeStore:
                     mode="ignore",
                     partition_by=[PARTITION],
                     name="signals",
+                    configuration=TABLE_CONFIGURATION,
                     storage_options=self.storage_options,
                 )
             except Exception:
