@@ -57,24 +57,20 @@ def open_db(path: Path | str) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def open_lake(uri: str) -> duckdb.DuckDBPyConnection:
+def open_lake(uri: str, *, raw: bool = False) -> duckdb.DuckDBPyConnection:
     """Open a lake (a Delta table's folder or ``s3://`` URI; S3 credentials from the
-    ``LMCP_COLLECTOR_LAKE_S3_*`` settings): an in-memory connection whose ``signals`` is a view
-    over the table's current files, each id once (``collector/lake/store.py``)."""
+    ``LMCP_COLLECTOR_LAKE_S3_*`` settings): an in-memory connection holding the lake's
+    released cells (``release_days``, ``release_cells``, as in a file; ``lmcp lake release``
+    stores them). ``raw``: also ``signals``, a view over the table's current files, each id
+    once (``collector/lake/store.py``), the steward's view."""
+    from collector.lake.releases import connect
     from collector.lake.sink import lake_from_settings
     from collector.settings import CollectorSettings
 
     store = lake_from_settings(CollectorSettings(), uri)
     if not store.exists():
         raise FileNotFoundError("no Delta table at the given URI")
-    con = duckdb.connect(":memory:")
-    try:
-        con.execute("SET enable_progress_bar = false")
-        store.signals_relation(con)
-    except BaseException:
-        con.close()
-        raise
-    return con
+    return connect(store, raw=raw)
 
 
 def _load_parquet(target: Path) -> duckdb.DuckDBPyConnection:

@@ -66,7 +66,7 @@ ToolOpt = Annotated[str | None, typer.Option(help="A catalogue tool name.")]
 KOpt = Annotated[int, typer.Option("--k", min=2, help="With --exact: hide groups smaller.")]
 ExactOpt = Annotated[
     bool,
-    typer.Option("--exact", help="With --db: exact figures from raw rows (steward's view)."),
+    typer.Option("--exact", help="With --db or --lake: exact figures from raw rows (steward's view)."),
 ]
 LimitOpt = Annotated[int, typer.Option(min=1, max=1000, help="Most rows (where it applies).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
@@ -136,13 +136,9 @@ def _answer(
         raise typer.BadParameter("give exactly one of --db, --url and --lake")
     if exact and db is None and lake is None:
         raise typer.BadParameter("--exact needs --db or --lake (a collector answers with releases)")
-    if lake is not None and not exact:
-        # Releases are stored once per day and never redrawn; the lake holds no releases yet,
-        # and computing them here would draw new noise at every call (differencing).
-        raise typer.BadParameter("--lake holds raw rows, no releases yet: add --exact (steward)")
     if db is not None or lake is not None:
         try:
-            con = open_lake(lake) if lake is not None else open_db(db)  # type: ignore[arg-type]
+            con = open_lake(lake, raw=exact) if lake is not None else open_db(db)  # type: ignore[arg-type]
         except FileNotFoundError:
             raise typer.BadParameter("--db/--lake: nothing there") from None
         try:
@@ -233,7 +229,7 @@ def report_command(
     filters = _filters(start, end, platform, version, tool)
     if (db is None) != (lake is None) and url is None:
         try:
-            con = open_lake(lake) if lake is not None else open_db(db)  # type: ignore[arg-type]
+            con = open_lake(lake, raw=exact) if lake is not None else open_db(db)  # type: ignore[arg-type]
         except FileNotFoundError:
             raise typer.BadParameter("--db/--lake: nothing there") from None
         try:

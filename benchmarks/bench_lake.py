@@ -7,7 +7,9 @@
 - Commit latency p50/p99 of one 100-signal append (one process), on a folder and on S3.
 - Files per day before and after compaction (the day the three collectors wrote).
 - Triage: every question's median on the compacted lake (a folder) against the DuckDB file
-  with the same signals (target: lake <= 2x the file).
+  with the same signals (target: lake <= 2x the file): the steward's exact view (raw rows),
+  and the team's view (released cells: ``lmcp lake release`` on the lake, the same cells
+  copied into a copy of the file), with the time to release the lake and to open its cells.
 
 Sizes (environment): ``LMCP_BENCH_LAKE_SIGNALS`` per ingestion run (default 20,000),
 ``LMCP_BENCH_LAKE_TRIAGE`` signals for triage (default 1,000,000; the issue's figure is
@@ -28,13 +30,16 @@ from pathlib import Path
 
 import duckdb
 
-from analysis import Filters, Question, ask, synthesize
-from analysis._questions import last_day
+from analysis import Filters, Question, ask, open_lake, synthesize
+from analysis._questions import DEFAULT_LIMIT, last_day
+from analysis._released import RELEASED_QUESTIONS, ask_released
 from benchmarks._timing import percentile, table, verdict
 from collector.lake.jobs import compact
 from collector.lake.load import lake_rows_from_duckdb
+from collector.lake.releases import LakeReleases, load_releases, release
 from collector.lake.seaweed import LoopbackSeaweed, find_weed
 from collector.lake.store import LakeStore, lake_rows
+from collector.releases.store import PrivacyParams
 from collector.rows import rows_from_models
 from contract.schema import FrictionSignal
 from scripts._lake_cluster import Collectors, random_signals, send_load
@@ -157,8 +162,50 @@ def _triage(root: Path) -> None:
     lake.close()
     rows.append(["worst ratio", "", "", f"{worst:.1f}x {verdict(worst <= TRIAGE_TARGET)}"])
     table(
-        f"triage at {TRIAGE:,} signals: compacted lake (folder, {compaction_s:.0f} s to compact "
-        f"{len(store.days())} days) vs file, median s",
+        f"steward's triage (raw rows) at {TRIAGE:,} signals: compacted lake (folder, "
+        f"{compaction_s:.0f} s to compact {len(store.days())} days) vs file, median s",
+        ["question", "file s", "lake s", "lake/file"],
+        rows,
+    )
+    _released_triage(store, db, root)
+
+
+def _released_triage(store: LakeStore, db: Path, root: Path) -> None:
+    """The team's questions on the lake's released cells against the file with the same cells."""
+    start = time.perf_counter()
+    release(store, END_DAY + dt.timedelta(days=1), PrivacyParams(), retention_days=36500)
+    release_s = time.perf_counter() - start
+    copy = root / "released-copy.duckdb"
+    shutil.copy(db, copy)
+    with duckdb.connect(str(copy)) as con:
+        load_releases(con, LakeReleases(store).read())
+    start = time.perf_counter()
+    lake = open_lake(store.uri)
+    open_s = time.perf_counter() - start
+    file = duckdb.connect(str(copy), read_only=True)
+    rows = []
+    worst = 0.0
+    for q in RELEASED_QUESTIONS:
+        times = {}
+        for name, con in (("file", file), ("lake", lake)):
+            ask_released(con, q, limit=DEFAULT_LIMIT)  # warm
+            runs = []
+            for _ in range(5):
+                t = time.perf_counter()
+                ask_released(con, q, limit=DEFAULT_LIMIT)
+                runs.append(time.perf_counter() - t)
+            times[name] = statistics.median(runs)
+        ratio = times["lake"] / times["file"]
+        worst = max(worst, ratio)
+        rows.append([q.value, f"{times['file']:.4f}", f"{times['lake']:.4f}", f"{ratio:.1f}x"])
+    cells = lake.execute("SELECT count(*) FROM release_cells").fetchone()
+    file.close()
+    lake.close()
+    rows.append(["worst ratio", "", "", f"{worst:.1f}x {verdict(worst <= TRIAGE_TARGET)}"])
+    table(
+        f"team's triage (released cells, {cells[0] if cells else 0:,} cells) at {TRIAGE:,} "
+        f"signals: lake vs file, median s; releasing {len(store.days())} days took "
+        f"{release_s:.0f} s, opening the lake's cells {open_s:.2f} s",
         ["question", "file s", "lake s", "lake/file"],
         rows,
     )

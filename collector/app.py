@@ -101,11 +101,20 @@ def create_app(
         meter_provider=meter_provider,
     )
     db = signals_database(settings.db_path, threads=settings.duckdb_threads)
+    # What the handed-in routers (triage, the dashboard) read: the file, or in lake mode a
+    # copy of the lake's released cells (a lake collector never computes a release).
+    released: Database = db
+    if settings.lake_uri:
+        from collector.lake.served import released_database  # deltalake: lake only
+
+        released = released_database(settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         silence_access_log()
         db.open()
+        if released is not db:
+            released.open()
         open_store = DuckDBStore.opener(db)
         if settings.lake_uri:
             from collector.lake.sink import LakeSink, lake_from_settings  # deltalake: lake only
@@ -124,22 +133,28 @@ def create_app(
         writer.start()
         app.state.writer = writer
         app.state.sink = sink if sink is not None else writer
-        retention = RetentionJob(
-            db,
-            telemetry,
-            retention_days=settings.retention_days,
-            interval_s=settings.retention_interval_s,
-            today=today,
-            privacy=params_from_settings(settings),
-        )
-        retention.start()
+        # In lake mode the lake's jobs (``lmcp lake``) do this work, once for all collectors.
+        retention: RetentionJob | None = None
+        if not settings.lake_uri:
+            retention = RetentionJob(
+                db,
+                telemetry,
+                retention_days=settings.retention_days,
+                interval_s=settings.retention_interval_s,
+                today=today,
+                privacy=params_from_settings(settings),
+            )
+            retention.start()
         app.state.retention = retention
         try:
             yield
         finally:
-            await retention.stop()
+            if retention is not None:
+                await retention.stop()
             await writer.close()
             db.close()
+            if released is not db:
+                released.close()
             telemetry.shutdown()
 
     app = CollectorApp(
@@ -175,7 +190,7 @@ def create_app(
     app.include_router(build_read_router(db))
     app.include_router(build_backup_router(settings, db))
     for build in routers:
-        app.include_router(build(settings, db))
+        app.include_router(build(settings, released))
 
     install_error_handlers(app)
     # Around every route, innermost first: the catch-all, the rate limit, the request span.

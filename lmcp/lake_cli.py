@@ -1,4 +1,5 @@
-"""``lmcp lake``: the lake's daily jobs and its status (``docs/scaling.md``).
+"""``lmcp lake``: the lake's daily jobs (compact, release, retain) and its status
+(``docs/scaling.md``).
 
 ``--lake URI`` (or ``LMCP_COLLECTOR_LAKE_URI``) names the table; S3 credentials come from the
 ``LMCP_COLLECTOR_LAKE_S3_*`` settings. Each job is safe while collectors write and idempotent:
@@ -71,6 +72,35 @@ def compact(lake: LakeOpt = None, today: TodayOpt = None) -> None:
 
 
 @app.command()
+def release(
+    lake: LakeOpt = None,
+    today: TodayOpt = None,
+    days: Annotated[
+        int | None, typer.Option(min=1, help="Retention (default: LMCP_COLLECTOR_RETENTION_DAYS).")
+    ] = None,
+) -> None:
+    """Release each closed, compacted day not released yet: computed once, never redrawn.
+
+    The privacy parameters come from the collector's settings (LMCP_COLLECTOR_RELEASE_*).
+    Days before the retention window are never released."""
+    from collector.lake.releases import release as run
+    from collector.releases.store import params_from_settings
+    from collector.settings import CollectorSettings
+
+    settings = CollectorSettings()
+    window = days if days is not None else settings.retention_days
+    results = run(
+        _store(lake), _today(today), params_from_settings(settings), retention_days=window
+    )
+    for r in results:
+        if r.status == "released":
+            typer.echo(f"{r.day}: released, {r.cells} cell(s)")
+        else:
+            typer.echo(f"{r.day}: released by another job meanwhile (kept as it is)")
+    typer.echo(f"released {sum(r.status == 'released' for r in results)} day(s)")
+
+
+@app.command()
 def retain(
     lake: LakeOpt = None,
     today: TodayOpt = None,
@@ -88,17 +118,23 @@ def retain(
     window = days if days is not None else CollectorSettings().retention_days
     result = run(_store(lake), _today(today), window, grace_hours=grace_hours)
     typer.echo(
-        f"deleted {result.rows_deleted} row(s) before {result.first_kept}; "
-        f"vacuumed {result.files_vacuumed} file(s)"
+        f"deleted {result.rows_deleted} row(s) and {result.released_rows_deleted} released "
+        f"row(s) before {result.first_kept}; vacuumed "
+        f"{result.files_vacuumed + result.release_files_vacuumed} file(s)"
     )
 
 
 @app.command()
 def status(lake: LakeOpt = None) -> None:
-    """Per day: files, rows (duplicates included until compacted), size, compacted."""
+    """Per day: files, rows (duplicates included until compacted), size, compacted, released."""
+    from collector.lake.releases import LakeReleases
+
     store = _store(lake)
     days = store.days()
+    released = LakeReleases(store).days()
     typer.echo(f"version {store.table().version()}, {len(days)} day(s)")
     for d in days:
         flag = "compacted" if d.compacted else "open"
+        if d.day in released:
+            flag += ", released"
         typer.echo(f"{d.day}  {d.files:>5} files  {d.rows:>10} rows  {d.bytes:>12} B  {flag}")

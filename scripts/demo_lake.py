@@ -6,10 +6,11 @@
 3. A simulated fleet of real LMCP clients (``scripts/_demo_fleet.py``), spread over the three
    collectors; then a burst of batches from senders that retry on the next collector, during
    which one collector is SIGKILLed.
-4. ``lmcp lake compact`` (today's day closed early, as tomorrow's run would), status before
-   and after, and the triage questions read from the lake through DuckDB.
+4. ``lmcp lake compact`` and ``lmcp lake release`` (today's day closed early, as tomorrow's
+   runs would), status before and after, and the triage questions read from the lake: the
+   team's released view and the steward's exact view.
 5. An exact check: the table holds each acknowledged signal exactly once, and nothing else;
-   opted-out clients made no request. Exit status 1 if not.
+   every day is released once; opted-out clients made no request. Exit status 1 if not.
 Every server is stopped at the end, also on failure or Ctrl-C.
 """
 
@@ -32,12 +33,18 @@ from analysis.cli import answer_table
 from analysis.report import answer_all
 from collector.lake.jobs import compact
 from collector.lake.load import lake_rows_from_duckdb
+from collector.lake.releases import LakeReleases, connect, release
 from collector.lake.seaweed import LoopbackSeaweed
 from collector.lake.store import LakeStore
+from collector.releases.cubes import CUBES
+from collector.releases.store import PrivacyParams
+from collector.retention import first_kept_day
 from scripts._demo_fleet import ClientResult, plan_fleet, run_client
 from scripts._lake_cluster import Collectors, send_load
 
 REPO = Path(__file__).resolve().parent.parent
+#: The collectors' default retention window: the release job releases no day before it.
+WINDOW = 90
 console = Console()
 
 
@@ -85,6 +92,12 @@ def _check(store: LakeStore, expected: set[str], results: list[ClientResult]) ->
             f"the lake holds {len(set(ids))} signals, expected {len(expected)} "
             f"({len(set(ids) - expected)} unexpected, {len(expected - set(ids))} missing)"
         )
+    # every day in the window released once: one record per cube and day
+    first = first_kept_day(dt.datetime.now(dt.UTC).date() + dt.timedelta(days=1), WINDOW)
+    days = [d.day for d in store.days() if d.day >= first]
+    records = LakeReleases(store).read().column("key").null_count
+    if records != len(CUBES) * len(days):
+        problems.append(f"{records} released (cube, day) records for {len(days)} days")
     for r in results:
         if not r.plan.opted_in and (r.sent_ids or r.requests):
             problems.append(f"opted-out client {r.plan.index} made {r.requests} request(s)")
@@ -149,12 +162,23 @@ def main(argv: list[str] | None = None) -> int:
             compacted = compact(store, today + dt.timedelta(days=1))
         console.print(f"compacted {len(compacted)} days")
         _status(store, "after compaction")
-        con = duckdb.connect()
-        store.signals_relation(con)
-        console.rule("triage, read from the lake through DuckDB")
-        answers = {a.question: a for a in answer_all(con, Filters())}
-        for q in (Question.top, Question.regressions, Question.apps):
-            console.print(answer_table(answers[q], max_rows=6))
+        with console.status("releasing every closed day, once (today closed early)"):
+            released = release(store, today + dt.timedelta(days=1), PrivacyParams(),
+                               retention_days=WINDOW)  # fmt: skip
+        console.print(
+            f"released {len(released)} days, {sum(r.cells for r in released)} cells in all"
+        )
+        con = connect(store, raw=True)
+        try:
+            console.rule("the team's view: released cells, read from the lake")
+            for answer in answer_all(con, Filters(), questions=(Question.trends, Question.top)):
+                console.print(answer_table(answer, max_rows=6))
+            console.rule("the steward's view (--exact): raw rows, read from the lake")
+            answers = {a.question: a for a in answer_all(con, Filters(), exact=True)}
+            for q in (Question.top, Question.regressions, Question.apps):
+                console.print(answer_table(answers[q], max_rows=6))
+        finally:
+            con.close()
         problems = _check(store, expected, results)
     finally:
         seaweed.stop()
@@ -165,7 +189,8 @@ def main(argv: list[str] | None = None) -> int:
             Panel.fit(
                 f"[bold green]check passed[/bold green]: the lake holds each of the "
                 f"{len(expected):,} acknowledged signals exactly once and nothing else; "
-                "opted-out clients made no request.\nEvery server is stopped.",
+                "every day in the window is released once; opted-out clients made no "
+                "request.\nEvery server is stopped.",
                 title="lake demo",
             )
         )

@@ -75,9 +75,14 @@ class LakeReader:
         return [f"{self.root}/{urllib.parse.unquote(f.path)}" for f in files]
 
     def read(
-        self, files: Sequence[LakeFile], schema: pa.Schema, columns: Sequence[str] | None = None
+        self,
+        files: Sequence[LakeFile],
+        schema: pa.Schema,
+        columns: Sequence[str] | None = None,
+        *,
+        partition: str = PARTITION,
     ) -> pa.Table:
-        """The rows of ``files`` (``schema``: the table's; ``received_day`` from the paths)."""
+        """The rows of ``files`` (``schema``: the table's; ``partition`` from the paths)."""
         if not files:
             empty = schema.empty_table()
             return empty.select(list(columns)) if columns is not None else empty
@@ -86,7 +91,7 @@ class LakeReader:
             schema=schema,
             format="parquet",
             filesystem=self.filesystem,
-            partitioning=pads.partitioning(pa.schema([(PARTITION, pa.date32())]), flavor="hive"),
+            partitioning=pads.partitioning(pa.schema([(partition, pa.date32())]), flavor="hive"),
             partition_base_dir=self.root,
         )
         return dataset.to_table(columns=list(columns) if columns is not None else None)

@@ -24,6 +24,7 @@ import duckdb
 from deltalake import CommitProperties, write_deltalake
 
 from collector.lake.files import PARTITION, lake_files
+from collector.lake.releases import LakeReleases
 from collector.lake.store import LAKE_SCHEMA, MAX_COMMIT_RETRIES, LakeStore
 from collector.retention import first_kept_day
 
@@ -49,6 +50,8 @@ class RetainResult:
     first_kept: dt.date
     rows_deleted: int
     files_vacuumed: int
+    released_rows_deleted: int = 0
+    release_files_vacuumed: int = 0
 
 
 def compact_day(
@@ -129,4 +132,6 @@ def retain(
     vacuumed = store.table().vacuum(
         retention_hours=grace_hours, enforce_retention_duration=False, dry_run=False
     )
-    return RetainResult(kept, int(metrics.get("num_deleted_rows", 0) or 0), len(vacuumed))
+    released, release_files = LakeReleases(store).retain(kept, grace_hours)
+    deleted = int(metrics.get("num_deleted_rows", 0) or 0)
+    return RetainResult(kept, deleted, len(vacuumed), released, release_files)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +27,7 @@ from deltalake.exceptions import TableNotFoundError
 from collector.lake.files import PARTITION, LakeReader, lake_files
 from collector.rows import ROWS
 
-__all__ = ["LAKE_SCHEMA", "LakeStore", "lake_rows", "signal_columns"]
+__all__ = ["LAKE_SCHEMA", "TABLE_CONFIGURATION", "LakeStore", "lake_rows", "signal_columns"]
 
 #: Delta has no unsigned integers and no UUID: ids are their 16 bytes (byte order is UUID
 #: order), unsigned columns widen to the next signed type. ``compacted`` marks rewritten rows.
@@ -37,6 +37,11 @@ LAKE_SCHEMA = pa.schema(
     + [pa.field(f.name, _WIDEN.get(f.type, f.type)) for f in list(ROWS)[1:]]
     + [pa.field("received_day", pa.date32()), pa.field("compacted", pa.bool_())]
 )
+#: The Delta log keeps per-file column statistics (min/max), and each commit's time to the
+#: millisecond, for as long as the log is kept, also after compaction and VACUUM deleted the
+#: files: a one-signal flush's min/max would be that signal's values at its arrival time.
+#: Statistics are kept for ``compacted`` only (``lake_files`` reads it).
+TABLE_CONFIGURATION = {"delta.dataSkippingStatsColumns": "compacted"}
 #: Commits a writer may retry after losing the race for a version (3 busy collectors lose
 #: several in a row; each retry re-reads only the new log entries).
 MAX_COMMIT_RETRIES = 200
@@ -121,6 +126,7 @@ class LakeStore:
                     mode="ignore",
                     partition_by=[PARTITION],
                     name="signals",
+                    configuration=TABLE_CONFIGURATION,
                     storage_options=self.storage_options,
                 )
             except Exception:
@@ -155,10 +161,11 @@ class LakeStore:
     def exists(self) -> bool:
         return DeltaTable.is_deltatable(self.uri, self.storage_options)
 
-    def days(self) -> list[DayStatus]:
-        """Per ``received_day``: files, rows, bytes, and whether every row is compacted."""
+    def days(self, table: DeltaTable | None = None) -> list[DayStatus]:
+        """Per ``received_day`` of ``table``'s version (default: the newest): files, rows,
+        bytes, and whether every row is compacted."""
         try:
-            files = lake_files(self.table())
+            files = lake_files(self.table() if table is None else table)
         except TableNotFoundError:
             return []
         out: dict[dt.date, list[Any]] = {}
@@ -179,13 +186,14 @@ class LakeStore:
         con: duckdb.DuckDBPyConnection,
         name: str = "lake_rows",
         table: DeltaTable | None = None,
+        days: Collection[dt.date] | None = None,
     ) -> bool:
         """Views over the files of ``table`` (default: the newest version), rows as stored:
-        ``name`` (all), ``{name}_compacted`` and ``{name}_open`` (not compacted yet).
-        Returns whether any file is not compacted."""
+        ``name`` (all), ``{name}_compacted`` and ``{name}_open`` (not compacted yet); only the
+        files of ``days`` when given. Returns whether any file is not compacted."""
         self.create()
         dtable = self.table() if table is None else table
-        files = lake_files(dtable)
+        files = [f for f in lake_files(dtable) if days is None or f.day in days]
         any_open = not all(f.compacted for f in files)
         reader = self.reader(dtable)
         groups = {
@@ -225,14 +233,22 @@ class LakeStore:
         finally:
             con.unregister("_lake_scan")
 
-    def signals_relation(self, con: duckdb.DuckDBPyConnection) -> None:
+    def signals_relation(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        *,
+        table: DeltaTable | None = None,
+        days: Collection[dt.date] | None = None,
+    ) -> None:
         """Create the view ``signals``: the collector's columns and types, each id once.
 
         Compacted rows are unique across the table (``compact_day``) and read as they are; the
         rest are reduced to one row per id (the earliest ``received_day``), minus the ids
         already compacted. With every file compacted, the view is a plain projection.
+        ``days`` restricts it to those received days, which is exact for days whose files are
+        all compacted (the release job's); ``table`` pins a version.
         """
-        any_open = self.relation(con, "lake_rows")
+        any_open = self.relation(con, "lake_rows", table, days)
         cols, enums = signal_columns()
         known = {str(r[0]) for r in con.execute("SELECT type_name FROM duckdb_types()").fetchall()}
         for enum, values in enums:

@@ -176,3 +176,18 @@ def test_lake_commands_without_a_table(tmp_path: Path) -> None:
         out = runner.invoke(app, ["lake", command, "--lake", str(tmp_path / "none")])
         assert out.exit_code == 1 and "no table there yet" in out.output
     assert not (tmp_path / "none").exists()  # nothing created by looking
+
+
+def test_the_log_holds_no_value_of_a_signal(folder_store: LakeStore) -> None:
+    """A one-signal flush's column statistics would be that signal's values, kept in the log
+    with the commit's millisecond after compaction and VACUUM deleted its file."""
+    one = rows(1, seed=11)
+    folder_store.append(one)
+    compact(folder_store, NEXT)
+    retain(folder_store, NEXT, 90, grace_hours=0)
+    log = "".join(p.read_text() for p in (Path(folder_store.uri) / "_delta_log").glob("*.json"))
+    values = {
+        str(one.column(name)[0].as_py())
+        for name in ("tool_attempted", "error_class", "client_platform", "friction_type")
+    }
+    assert len(values) == 4 and not [v for v in values if v in log]
