@@ -66,7 +66,7 @@ ToolOpt = Annotated[str | None, typer.Option(help="A catalogue tool name.")]
 KOpt = Annotated[int, typer.Option("--k", min=2, help="With --exact: hide groups smaller.")]
 ExactOpt = Annotated[
     bool,
-    typer.Option("--exact", help="With --db or --lake: exact figures from raw rows (steward's view)."),
+    typer.Option("--exact", help="With --db or --lake: exact figures from raw rows (the steward)."),
 ]
 LimitOpt = Annotated[int, typer.Option(min=1, max=1000, help="Most rows (where it applies).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
