@@ -24,6 +24,7 @@ import datetime as dt
 from collections.abc import Mapping
 from importlib import resources
 from typing import Annotated, Any
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -31,6 +32,7 @@ from starlette.concurrency import run_in_threadpool
 
 from analysis._dashboard import (
     View,
+    filter_error_view,
     login_page,
     overview_answers,
     render_svgs,
@@ -88,6 +90,19 @@ def _filters(params: Mapping[str, str], allowed: frozenset[str]) -> Filters:
         return Filters.parse({key: params[key] for key in params if key in _FILTER_KEYS})
     except FilterError as exc:
         raise ProblemError(422, "invalid_filter", str(exc)) from None
+
+
+def _page_filters(
+    params: Mapping[str, str], allowed: frozenset[str]
+) -> tuple[Filters, FilterError | None]:
+    """A page's filters; unusable ones become the defaults plus the error the page shows."""
+    try:
+        for key in params:
+            if key not in allowed:
+                raise FilterError(key if key.isidentifier() else "?", "is not a filter")
+        return Filters.parse(params), None
+    except FilterError as exc:
+        return Filters(), exc
 
 
 def _int_param(params: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
@@ -247,17 +262,37 @@ def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
         )
         return response
 
-    async def render(view: View) -> Response:
+    async def render(view: View, exc: FilterError | None, params: Mapping[str, str]) -> Response:
+        if exc is not None:
+            view = filter_error_view(view, exc, params)
         svgs = await run_in_threadpool(render_svgs, view)
-        return page(view_page(view, svgs))
+        # An unusable filter is the person's to fix: the page says so above its form.
+        return page(view_page(view, svgs), status=422 if view.error else 200)
 
     @router.get("/dashboard", include_in_schema=False)
     async def overview(request: Request) -> Response:
         if not signed_in(request):
             return to_login()
-        filters = _filters(dict(request.query_params), _FILTER_KEYS)
+        params = dict(request.query_params)
+        filters, exc = _page_filters(params, _FILTER_KEYS)
         view = await db.run(lambda con: overview_answers(ensure_released(con), filters))
-        return await render(view)
+        return await render(view, exc, params)
+
+    @router.get("/dashboard/tool", include_in_schema=False)
+    async def pick_tool(request: Request) -> Response:
+        """The drill-down's tool picker (a GET form): redirect to the chosen tool's page, or to
+        the overview for "any", keeping the other filters."""
+        if not signed_in(request):
+            return to_login()
+        params = dict(request.query_params)
+        tool = params.pop("tool", "")
+        keep = {k: v for k, v in params.items() if k in _FILTER_KEYS and v}
+        query = ("?" + urlencode(keep)) if keep else ""
+        if tool in ToolName.__members__:
+            target = f"/dashboard/tool/{tool}{query}"
+        else:
+            target = f"/dashboard{query}"
+        return RedirectResponse(target, status_code=303, headers=_PAGE_HEADERS)
 
     @router.get("/dashboard/tool/{tool}", include_in_schema=False)
     async def drill_down(tool: str, request: Request) -> Response:
@@ -267,9 +302,10 @@ def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
             name = ToolName(tool)
         except ValueError:
             raise ProblemError(404, "unknown_tool", "No catalogue tool by that name.") from None
-        filters = _filters(dict(request.query_params), _FILTER_KEYS - {"tool"})
+        params = dict(request.query_params)
+        filters, exc = _page_filters(params, _FILTER_KEYS - {"tool"})
         view = await db.run(lambda con: tool_answers(ensure_released(con), name, filters))
-        return await render(view)
+        return await render(view, exc, params)
 
     @router.get("/dashboard/static/{name}", include_in_schema=False)
     async def static(name: str) -> Response:
