@@ -13,12 +13,14 @@ import base64
 import hashlib
 import html
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import fastapi_offline
 from fastapi import APIRouter, Request
 from fastapi.openapi.docs import get_swagger_ui_html, get_swagger_ui_oauth2_redirect_html
 from fastapi.responses import HTMLResponse, Response
+from starlette.routing import BaseRoute, Match
 
 from service.errors import ProblemError
 
@@ -56,6 +58,12 @@ def _docs_csp(page: str) -> str:
     )
 
 
+def _serves(routes: Sequence[BaseRoute], path: str) -> bool:
+    """Whether one of ``routes`` (included routers too) answers ``GET path``."""
+    scope = {"type": "http", "method": "GET", "path": path, "root_path": "", "headers": []}
+    return any(route.matches(scope)[0] is Match.FULL for route in routes)
+
+
 def _home(title: str, dashboard: bool) -> str:
     links = ['<li><a href="/docs" id="api-docs">API documentation</a> (<code>/docs</code>, '
              'the OpenAPI document is <a href="/openapi.json">/openapi.json</a>)</li>']  # fmt: skip
@@ -91,7 +99,7 @@ def build_pages_router(title: str, *, openapi_url: str = "/openapi.json") -> API
 
     @router.get("/", include_in_schema=False)
     async def home(request: Request) -> HTMLResponse:
-        dashboard = any(getattr(r, "path", "") == "/dashboard" for r in request.app.routes)
+        dashboard = _serves(request.app.routes, "/dashboard")
         headers = {**_COMMON, "Content-Security-Policy": _NO_SCRIPT_CSP}
         return HTMLResponse(_home(title, dashboard), headers=headers)
 
