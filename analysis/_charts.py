@@ -29,7 +29,14 @@ from analysis._rows import (
     TrendRow,
 )
 
-__all__ = ["CHART_ROWS", "chart_png", "chart_spec", "chart_svg", "clear_chart_cache"]
+__all__ = [
+    "CHART_ROWS",
+    "chart_png",
+    "chart_spec",
+    "chart_svg",
+    "clear_chart_cache",
+    "warm_up",
+]
 
 Spec = dict[str, Any]
 #: Bars shown at most per chart (tables show the rest).
@@ -277,6 +284,24 @@ def _svg_of(spec_json: str) -> str:
     with _lock:  # one conversion at a time: the converter is a shared engine
         svg: str = vl_convert.vegalite_to_svg(json.loads(spec_json))
     return svg
+
+
+_warmed = threading.Event()
+
+
+def warm_up() -> None:
+    """Start the converter's engine in a background thread, once per process: its first
+    conversion pays the engine's start-up, which must not fall on a person's first view."""
+    if _warmed.is_set():
+        return
+    _warmed.set()
+
+    def warm() -> None:
+        spec = {"$schema": _SCHEMA, "data": {"values": [{"n": 1}]}, "mark": "point"}
+        with _lock:
+            vl_convert.vegalite_to_svg(spec)
+
+    threading.Thread(target=warm, name="chart-warm-up", daemon=True).start()
 
 
 def clear_chart_cache() -> None:

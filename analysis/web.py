@@ -30,6 +30,7 @@ from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from analysis._charts import warm_up
 from analysis._dashboard import (
     View,
     filter_error_view,
@@ -120,6 +121,7 @@ def _int_param(params: Mapping[str, str], name: str, default: int, low: int, hig
 def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
     """The triage API and the dashboard, reading through ``db``."""
     router = APIRouter()
+    warm_up()  # the dashboard's first view must not wait for the chart engine to start
     require_team_token = require_bearer(settings.read_tokens)
     params = params_from_settings(settings)
     released_before: list[dt.date] = []
