@@ -145,7 +145,7 @@ def _message(exc: FilterError) -> str:
     names = {"start": "From", "end": "To", "platform": "Platform", "version": "Version",
              "tool": "Tool"}  # fmt: skip
     rule = exc.rule.replace("'end'", "'To'").replace("'start'", "'From'")
-    return f"{names.get(exc.field, 'A filter')} {rule}. Showing the default period instead."
+    return f"'{names.get(exc.field, exc.field)}' {rule}. Showing the default filters instead."
 
 
 def filter_error_view(view: View, exc: FilterError, submitted: Mapping[str, str]) -> View:

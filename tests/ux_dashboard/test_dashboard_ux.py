@@ -20,6 +20,7 @@ from analysis._filters import Filters
 from analysis._palette import PALETTE, SPIKE
 from analysis._questions import SPIKE_RATIO, Question
 from analysis._released import ask_released, last_released_day
+from analysis._rows import TopRow
 from collector.releases.store import read_cells
 from tests.ux_dashboard.conftest import CHROMIUM, CHROMIUM_ARGS, TEAM_TOKEN
 
@@ -87,10 +88,11 @@ def _expected_tiles(path: Path) -> dict[str, str]:
                     spike_days.add(day)
         regressions = ask_released(con, Question.regressions, Filters(), limit=10**9).rows
         top = ask_released(con, Question.top, Filters(), limit=1).rows[0]
+        assert isinstance(top, TopRow)
     return {
         "signals released": f"{total:,}",
         "spike days": str(len(spike_days)),
-        "top friction": f"{top.tool} \u00b7 {top.error_class}",  # type: ignore[attr-defined]
+        "top friction": f"{top.tool} \u00b7 {top.error_class}",
         "regressions": str(len(regressions)),
     }
 
