@@ -30,6 +30,9 @@ __all__ = [
     "filter_error_view",
     "headline",
     "login_page",
+    "page_failed",
+    "page_rest",
+    "page_start",
     "render_svgs",
     "overview_answers",
     "tool_answers",
@@ -286,15 +289,26 @@ def _card(answer: Answer[Row], svg: str | None, query: str, title: str | None = 
     )
 
 
-def view_page(view: View, svgs: Sequence[str | None]) -> str:
-    """The HTML of an overview or drill-down page; ``svgs`` match ``view.answers``."""
+def page_title(tool: ToolName | None) -> str:
+    return "LMCP friction triage" if tool is None else f"Tool: {tool.value}"
+
+
+def page_start(tool: ToolName | None) -> str:
+    """The first bytes of a page, sent before its figures are computed: a loading notice
+    (the stylesheet hides it once the page's ``main`` has arrived)."""
+    return (
+        _head(page_title(tool))
+        + '<body><p class="loading" id="loading" role="status">'
+        + "Loading the released figures\u2026</p>"
+    )
+
+
+def page_rest(view: View, svgs: Sequence[str | None]) -> str:
+    """The rest of a page after ``page_start``; ``svgs`` match ``view.answers``."""
     query = _query(view)
-    if view.tool is None:
-        title = "LMCP friction triage"
-        crumbs = ""
-    else:
-        title = f"Tool: {view.tool.value}"
-        crumbs = f'<a href="/dashboard{_e(query)}" id="back">\u2190 overview</a>'
+    title = page_title(view.tool)
+    back = f'<a href="/dashboard{_e(query)}" id="back">\u2190 overview</a>'
+    crumbs = "" if view.tool is None else back
     described = (
         f"{view.period.start.isoformat()} to {view.period.end.isoformat()} \u00b7 "
         "differentially private daily releases: rare groups are not shown"
@@ -310,8 +324,7 @@ def view_page(view: View, svgs: Sequence[str | None]) -> str:
         for a, svg in zip(view.answers, svgs, strict=True)
     )
     return (
-        _head(title)
-        + "<body><header><div><h1>"
+        "<header><div><h1>"
         + _e(title)
         + f"</h1><p>{_e(described)}</p></div>{crumbs}"
         + '<form method="post" action="/dashboard/logout"><button class="link" type="submit">'
@@ -321,6 +334,19 @@ def view_page(view: View, svgs: Sequence[str | None]) -> str:
         + _kpis(view)
         + f'<main class="grid">{cards}</main></body></html>\n'
     )
+
+
+def page_failed() -> str:
+    """The end of a page whose figures could not be computed (the start is already sent)."""
+    return (
+        '<main><p class="error banner" role="alert" id="page-error">The figures could not be '
+        'computed. <a href="/dashboard">Try again</a>.</p></main></body></html>\n'
+    )
+
+
+def view_page(view: View, svgs: Sequence[str | None]) -> str:
+    """The whole HTML of an overview or drill-down page."""
+    return page_start(view.tool) + page_rest(view, svgs)
 
 
 def render_svgs(view: View) -> list[str | None]:

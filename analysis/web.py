@@ -21,13 +21,14 @@ in a worker thread.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+import logging
+from collections.abc import AsyncIterator, Callable, Mapping
 from importlib import resources
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Depends, Form, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from analysis._charts import warm_up
@@ -36,9 +37,11 @@ from analysis._dashboard import (
     filter_error_view,
     login_page,
     overview_answers,
+    page_failed,
+    page_rest,
+    page_start,
     render_svgs,
     tool_answers,
-    view_page,
 )
 from analysis._filters import FilterError, Filters
 from analysis._questions import DEFAULT_LIMIT, QUESTIONS, Question
@@ -79,6 +82,7 @@ _PAGE_HEADERS = {
     "X-Frame-Options": "DENY",
 }
 MAX_LIMIT = 1000
+logger = logging.getLogger(__name__)
 
 
 def _filters(params: Mapping[str, str], allowed: frozenset[str]) -> Filters:
@@ -264,12 +268,35 @@ def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
         )
         return response
 
-    async def render(view: View, exc: FilterError | None, params: Mapping[str, str]) -> Response:
-        if exc is not None:
-            view = filter_error_view(view, exc, params)
-        svgs = await run_in_threadpool(render_svgs, view)
+    def render(
+        compute: Callable[[Any], View],
+        tool: ToolName | None,
+        exc: FilterError | None,
+        params: Mapping[str, str],
+    ) -> Response:
+        """Stream the page: its head and a loading notice at once, the figures when ready
+        (the first view of a day may wait for closed days to be released)."""
+
+        async def body() -> AsyncIterator[str]:
+            yield page_start(tool)
+            try:
+                view = await db.run(compute)
+                if exc is not None:
+                    view = filter_error_view(view, exc, params)
+                svgs = await run_in_threadpool(render_svgs, view)
+            except Exception as exc_:  # the status is sent: end the page with a message
+                logger.error("unhandled %s in a dashboard page", type(exc_).__name__)
+                yield page_failed()
+                return
+            yield page_rest(view, svgs)
+
         # An unusable filter is the person's to fix: the page says so above its form.
-        return page(view_page(view, svgs), status=422 if view.error else 200)
+        return StreamingResponse(
+            body(),
+            status_code=422 if exc is not None else 200,
+            media_type="text/html; charset=utf-8",
+            headers=_PAGE_HEADERS,
+        )
 
     @router.get("/dashboard", include_in_schema=False)
     async def overview(request: Request) -> Response:
@@ -277,8 +304,9 @@ def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
             return to_login()
         params = dict(request.query_params)
         filters, exc = _page_filters(params, _FILTER_KEYS)
-        view = await db.run(lambda con: overview_answers(ensure_released(con), filters))
-        return await render(view, exc, params)
+        return render(
+            lambda con: overview_answers(ensure_released(con), filters), None, exc, params
+        )
 
     @router.get("/dashboard/tool", include_in_schema=False)
     async def pick_tool(request: Request) -> Response:
@@ -306,8 +334,9 @@ def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
             raise ProblemError(404, "unknown_tool", "No catalogue tool by that name.") from None
         params = dict(request.query_params)
         filters, exc = _page_filters(params, _FILTER_KEYS - {"tool"})
-        view = await db.run(lambda con: tool_answers(ensure_released(con), name, filters))
-        return await render(view, exc, params)
+        return render(
+            lambda con: tool_answers(ensure_released(con), name, filters), name, exc, params
+        )
 
     @router.get("/dashboard/static/{name}", include_in_schema=False)
     async def static(name: str) -> Response:
