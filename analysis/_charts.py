@@ -14,6 +14,7 @@ from typing import Any
 
 import vl_convert
 
+from analysis._palette import SPIKE, color_scale
 from analysis._questions import Answer
 from analysis._registry import Bars
 from analysis._rows import (
@@ -28,7 +29,14 @@ from analysis._rows import (
     TrendRow,
 )
 
-__all__ = ["CHART_ROWS", "chart_png", "chart_spec", "chart_svg", "clear_chart_cache"]
+__all__ = [
+    "CHART_ROWS",
+    "chart_png",
+    "chart_spec",
+    "chart_svg",
+    "clear_chart_cache",
+    "warm_up",
+]
 
 Spec = dict[str, Any]
 #: Bars shown at most per chart (tables show the rest).
@@ -71,6 +79,7 @@ def _hbar(
     x_title: str = "signals",
     color: str | None = None,
     color_title: str | None = None,
+    palette: str | None = None,
     stack: str | None = None,
     sort: Any = "-x",
 ) -> Spec:
@@ -84,7 +93,12 @@ def _hbar(
     if stack is not None:
         encoding["x"]["stack"] = stack
     if color is not None:
-        encoding["color"] = {"field": color, "type": "nominal", "title": color_title or color}
+        encoding["color"] = {
+            "field": color,
+            "type": "nominal",
+            "title": color_title or color,
+            "scale": color_scale(palette or color, (v[color] for v in values)),
+        }
     spec["mark"] = {"type": "bar", "tooltip": True}
     spec["encoding"] = encoding
     return spec
@@ -100,8 +114,10 @@ def _top(rows: list[TopRow]) -> Spec:
 
 def _trends(rows: list[TrendRow]) -> Spec:
     values = [
-        {"day": r.day.isoformat(), "series": r.series, "n": r.n, "spike": r.spike} for r in rows
-    ]
+        {"day": r.day.isoformat(), "series": r.series, "n": r.n, "spike": r.spike,
+         "marker": "spike"}
+        for r in rows
+    ]  # fmt: skip
     spec = _base(values, 220)
     x = {"field": "day", "type": "temporal", "title": None, "axis": {"format": "%b %d"}}
     spec["layer"] = [
@@ -110,7 +126,12 @@ def _trends(rows: list[TrendRow]) -> Spec:
             "encoding": {
                 "x": x,
                 "y": {"field": "n", "type": "quantitative", "title": "signals per day"},
-                "color": {"field": "series", "type": "nominal", "title": "series"},
+                "color": {
+                    "field": "series",
+                    "type": "nominal",
+                    "title": "series (all: solid)",
+                    "scale": color_scale("friction_type", (str(v["series"]) for v in values)),
+                },
                 "strokeDash": {
                     "condition": {"test": "datum.series === 'all'", "value": [1, 0]},
                     "value": [4, 2],
@@ -119,11 +140,18 @@ def _trends(rows: list[TrendRow]) -> Spec:
         },
         {
             "transform": [{"filter": "datum.spike"}],
-            "mark": {"type": "point", "filled": True, "size": 90, "color": "#d62728"},
+            "mark": {"type": "point", "filled": True, "size": 90, "color": SPIKE, "opacity": 1},
             "encoding": {
                 "x": x,
                 "y": {"field": "n", "type": "quantitative"},
-                "shape": {"value": "triangle-up"},
+                # A one-value shape scale: the spike markers get a legend entry of their own.
+                "shape": {
+                    "field": "marker",
+                    "type": "nominal",
+                    "title": None,
+                    "scale": {"range": ["triangle-up"]},
+                    "legend": {"symbolFillColor": SPIKE, "symbolStrokeColor": SPIKE},
+                },
                 "tooltip": [
                     {"field": "day", "type": "temporal"},
                     {"field": "series", "type": "nominal"},
@@ -144,15 +172,10 @@ def _regressions(rows: list[RegressionRow]) -> Spec:
         }
         for r in rows[:CHART_ROWS]
     ]
-    spec = _hbar(
+    return _hbar(
         values, "what", x="share_pct", x_title="% of the version's signals", color="status",
         sort=None,
     )  # fmt: skip
-    spec["encoding"]["color"]["scale"] = {
-        "domain": ["new", "growing"],
-        "range": ["#d62728", "#ff7f0e"],
-    }
-    return spec
 
 
 def _platforms(rows: list[PlatformRow]) -> Spec:
@@ -161,12 +184,7 @@ def _platforms(rows: list[PlatformRow]) -> Spec:
         totals[r.tool] = totals.get(r.tool, 0) + r.n
     keep = set(sorted(totals, key=lambda t: -totals[t])[:CHART_ROWS])
     values = [{"tool": r.tool, "platform": r.platform, "n": r.n} for r in rows if r.tool in keep]
-    spec = _hbar(values, "tool", color="platform")
-    spec["encoding"]["color"]["scale"] = {
-        "domain": ["macos", "windows", "linux"],
-        "range": ["#4c78a8", "#72b7b2", "#f58518"],
-    }
-    return spec
+    return _hbar(values, "tool", color="platform")
 
 
 def _apps(rows: list[AppRow]) -> Spec:
@@ -181,10 +199,6 @@ def _apps(rows: list[AppRow]) -> Spec:
         values, "tool", x_title="share of the tool's signals", color="app_state",
         color_title="app state", stack="normalize", sort=tools,
     )  # fmt: skip
-    spec["encoding"]["color"]["scale"] = {
-        "domain": order,
-        "range": ["#9467bd", "#8c564b", "#e377c2", "#7f7f7f"],
-    }
     spec["encoding"]["order"] = {"field": "order", "type": "ordinal"}
     spec["encoding"]["x"]["axis"] = {"format": "%"}
     return spec
@@ -195,7 +209,7 @@ def _shapes(rows: list[ShapeRow]) -> Spec:
         {"what": f"{r.tool} \u00b7 {r.arg}: {r.arg_type} {r.size}", "type": r.arg_type, "n": r.n}
         for r in rows[:CHART_ROWS]
     ]
-    return _hbar(values, "what", color="type", color_title="argument type")
+    return _hbar(values, "what", color="type", color_title="argument type", palette="arg_type")
 
 
 def _ring_label(r: RingRow) -> str:
@@ -272,6 +286,24 @@ def _svg_of(spec_json: str) -> str:
     with _lock:  # one conversion at a time: the converter is a shared engine
         svg: str = vl_convert.vegalite_to_svg(json.loads(spec_json))
     return svg
+
+
+_warmed = threading.Event()
+
+
+def warm_up() -> None:
+    """Start the converter's engine in a background thread, once per process: its first
+    conversion pays the engine's start-up, which must not fall on a person's first view."""
+    if _warmed.is_set():
+        return
+    _warmed.set()
+
+    def warm() -> None:
+        spec = {"$schema": _SCHEMA, "data": {"values": [{"n": 1}]}, "mark": "point"}
+        with _lock:
+            vl_convert.vegalite_to_svg(spec)
+
+    threading.Thread(target=warm, name="chart-warm-up", daemon=True).start()
 
 
 def clear_chart_cache() -> None:

@@ -8,8 +8,8 @@ drill-down is a link per tool. The data of a view comes from ``overview_answers`
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from urllib.parse import urlencode
 
 import duckdb
@@ -19,15 +19,21 @@ from analysis._filters import FilterError, Filters, Period
 from analysis._questions import QUESTIONS, Answer, Question
 from analysis._registry import dashboard_questions
 from analysis._released import ask_released, last_released_day, released_versions
-from analysis._rows import Row, TopRow
+from analysis._rows import Row, TopRow, TrendRow
 from analysis.report import table_html
 from contract.schema import Platform, ToolName
 
 __all__ = [
     "OVERVIEW",
     "TOOL_VIEW",
+    "Headline",
     "View",
+    "filter_error_view",
+    "headline",
     "login_page",
+    "page_failed",
+    "page_rest",
+    "page_start",
     "render_svgs",
     "overview_answers",
     "tool_answers",
@@ -37,10 +43,26 @@ __all__ = [
 #: The questions of the first view, and of a tool's drill-down (the registry's placements).
 OVERVIEW = dashboard_questions(tool_view=False)
 TOOL_VIEW = dashboard_questions(tool_view=True)
+#: Rows a table shows at first; the rest (up to ``_PAGE_ROWS``) open under "show more".
 _TABLE_ROWS = 10
+_PAGE_ROWS = 100
+#: A limit no answer reaches: the regressions tile counts every regression.
+_ALL = 1 << 62
 #: Plot widths: a full-row card, and a half-row one.
 WIDE_CHART = 980
 HALF_CHART = 400
+
+
+@dataclass(frozen=True, slots=True)
+class Headline:
+    """The tiles above the charts: true aggregates over the view's released cells."""
+
+    signals: int | None = None
+    #: Distinct days on which any trend series spiked.
+    spike_days: int | None = None
+    top: str | None = None
+    #: Every regression in the period (not only the rows the page lists).
+    regressions: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +75,29 @@ class View:
     #: Versions with a released cell in the period, for the filter.
     versions: tuple[str, ...]
     tool: ToolName | None = None
+    headline: Headline = field(default_factory=Headline)
+    #: A message for the person when the filters they chose could not be used.
+    error: str | None = None
+    #: What the form shows when ``error`` is set: the values as they were submitted.
+    submitted: Mapping[str, str] = field(default_factory=dict)
+
+
+def headline(answers: Sequence[Answer[Row]], regressions: int | None) -> Headline:
+    """The tiles of a view from its answers (and the full regression count)."""
+    by_q = {a.question: a for a in answers}
+    out = Headline(regressions=regressions if Question.regressions in by_q else None)
+    trends = by_q.get(Question.trends)
+    if trends is not None:
+        rows = [r for r in trends.rows if isinstance(r, TrendRow)]
+        total = sum(r.n for r in rows if r.series == "all")
+        spikes = len({r.day for r in rows if r.spike})
+        out = Headline(total, spikes, out.top, out.regressions)
+    top = by_q.get(Question.top)
+    if top is not None and top.rows and isinstance(top.rows[0], TopRow):
+        first = top.rows[0]
+        out = Headline(out.signals, out.spike_days, f"{first.tool} \u00b7 {first.error_class}",
+                       out.regressions)  # fmt: skip
+    return out
 
 
 def _view(
@@ -61,14 +106,39 @@ def _view(
     questions: Sequence[Question],
     tool: ToolName | None,
 ) -> View:
-    period = filters.resolve(last_released_day(con))
+    try:
+        period = filters.resolve(last_released_day(con))
+    except FilterError as exc:  # e.g. a start after the last released day: the default period
+        fallback = _view(con, Filters(tool=filters.tool), questions, tool)
+        return replace(fallback, error=_message(exc))
     answers: list[Answer[Row]] = []
+    regressions: int | None = None
     for q in questions:
         try:  # a question whose release cannot take a set filter is left out of the page
-            answers.append(ask_released(con, q, filters, period=period, limit=15))
+            if q is Question.regressions:
+                whole = ask_released(con, q, filters, period=period, limit=_ALL)
+                regressions = len(whole.rows)
+                answers.append(Answer(q, whole.period, whole.k, whole.filters,
+                                      whole.rows[:_PAGE_ROWS], whole.source))  # fmt: skip
+            else:
+                answers.append(ask_released(con, q, filters, period=period, limit=_PAGE_ROWS))
         except FilterError:
             continue
-    return View(period, filters, tuple(answers), released_versions(con, period), tool)
+    return View(period, filters, tuple(answers), released_versions(con, period), tool,
+                headline(answers, regressions))  # fmt: skip
+
+
+def _message(exc: FilterError) -> str:
+    """A person's sentence for a filter error (names the field and the rule, not the value)."""
+    names = {"start": "From", "end": "To", "platform": "Platform", "version": "Version",
+             "tool": "Tool"}  # fmt: skip
+    rule = exc.rule.replace("'end'", "'To'").replace("'start'", "'From'")
+    return f"'{names.get(exc.field, exc.field)}' {rule}. Showing the default filters instead."
+
+
+def filter_error_view(view: View, exc: FilterError, submitted: Mapping[str, str]) -> View:
+    """``view`` (of the default filters) with the person's error and submitted values."""
+    return replace(view, error=_message(exc), submitted=dict(submitted))
 
 
 def overview_answers(con: duckdb.DuckDBPyConnection, filters: Filters) -> View:
@@ -120,28 +190,34 @@ def _select(name: str, label: str, options: Sequence[str], current: str | None) 
 
 def _filter_form(view: View) -> str:
     f = view.filters
-    action = "/dashboard" if view.tool is None else f"/dashboard/tool/{view.tool.value}"
+    # The drill-down's tool picker submits to /dashboard/tool, which redirects to the tool's page.
+    action = "/dashboard" if view.tool is None else "/dashboard/tool"
     versions = list(view.versions)
     current_version = None if f.version is None else str(f.version)
     if current_version and current_version not in versions:
         versions.insert(0, current_version)
+    sent = view.submitted
+    start = sent.get("start", view.period.start.isoformat())
+    end = sent.get("end", view.period.end.isoformat())
     fields = [
-        f'<label>From<input type="date" name="start" id="f-start" '
-        f'value="{view.period.start.isoformat()}"></label>',
-        f'<label>To<input type="date" name="end" id="f-end" '
-        f'value="{view.period.end.isoformat()}"></label>',
+        f'<label>From<input type="date" name="start" id="f-start" value="{_e(start)}"></label>',
+        f'<label>To<input type="date" name="end" id="f-end" value="{_e(end)}"></label>',
         _select("platform", "Platform", [p.value for p in Platform],
                 None if f.platform is None else f.platform.value),
         _select("version", "Version", versions, current_version),
     ]  # fmt: skip
-    if view.tool is None:
-        tools = [t.value for t in ToolName]
-        fields.append(_select("tool", "Tool", tools, None if f.tool is None else f.tool.value))
+    tools = [t.value for t in ToolName]
+    current_tool = view.tool.value if view.tool is not None else None
+    if current_tool is None and f.tool is not None:
+        current_tool = f.tool.value
+    label = "Tool" if view.tool is None else "Tool (any: the overview)"
+    fields.append(_select("tool", label, tools, current_tool))
+    reset = "/dashboard" if view.tool is None else f"/dashboard/tool/{view.tool.value}"
     return (
         f'<form method="get" action="{_e(action)}" class="filters" id="filters">'
         + "".join(fields)
         + '<button type="submit" id="apply">Apply</button>'
-        + f'<a class="reset" href="{_e(action)}">Reset</a></form>'
+        + f'<a class="reset" href="{_e(reset)}">Reset</a></form>'
     )
 
 
@@ -157,30 +233,24 @@ def _tool_links(answer: Answer[Row], query: str) -> str:
     def href(tool: str) -> str | None:
         return f"/dashboard/tool/{tool}{query}" if tool in ToolName.__members__ else None
 
-    return table_html(answer, _TABLE_ROWS, tool_href=href)
+    return table_html(answer, _TABLE_ROWS, tool_href=href, expandable=True)
 
 
 def _kpis(view: View) -> str:
-    by_q = {a.question: a for a in view.answers}
-    tiles: list[tuple[str, str]] = []
-    trends = by_q.get(Question.trends)
-    if trends is not None:
-        total = sum(r.n for r in trends.rows if getattr(r, "series", "") == "all")
-        spikes = sum(1 for r in trends.rows if getattr(r, "spike", False))
-        tiles += [("signals released", f"{total:,}"), ("spike days", str(spikes))]
-    top = by_q.get(Question.top)
-    if top is not None and top.rows:
-        first = top.rows[0]
-        assert isinstance(first, TopRow)
-        tiles.append(("top friction", f"{first.tool} \u00b7 {first.error_class}"))
-    reg = by_q.get(Question.regressions)
-    if reg is not None:
-        tiles.append(("regressions", str(len(reg.rows))))
+    h = view.headline
+    tiles: list[tuple[str, str, str]] = []
+    if h.signals is not None and h.spike_days is not None:
+        tiles += [("signals", "signals released", f"{h.signals:,}"),
+                  ("spikes", "spike days", f"{h.spike_days:,}")]  # fmt: skip
+    if h.top is not None:
+        tiles.append(("top", "top friction", h.top))
+    if h.regressions is not None:
+        tiles.append(("regressions", "regressions", f"{h.regressions:,}"))
     return (
         '<div class="kpis">'
         + "".join(
-            f'<div class="kpi"><span>{_e(v)}</span><small>{_e(label)}</small></div>'
-            for label, v in tiles
+            f'<div class="kpi" id="kpi-{key}"><span>{_e(v)}</span><small>{_e(label)}</small></div>'
+            for key, label, v in tiles
         )
         + "</div>"
     )
@@ -204,35 +274,64 @@ def _card(answer: Answer[Row], svg: str | None, query: str, title: str | None = 
     )
 
 
-def view_page(view: View, svgs: Sequence[str | None]) -> str:
-    """The HTML of an overview or drill-down page; ``svgs`` match ``view.answers``."""
+def page_title(tool: ToolName | None) -> str:
+    return "LMCP friction triage" if tool is None else f"Tool: {tool.value}"
+
+
+def page_start(tool: ToolName | None) -> str:
+    """The first bytes of a page, sent before its figures are computed: a loading notice
+    (the stylesheet hides it once the page's ``main`` has arrived)."""
+    return (
+        _head(page_title(tool))
+        + '<body><p class="loading" id="loading" role="status">'
+        + "Loading the released figures\u2026</p>"
+    )
+
+
+def page_rest(view: View, svgs: Sequence[str | None]) -> str:
+    """The rest of a page after ``page_start``; ``svgs`` match ``view.answers``."""
     query = _query(view)
-    if view.tool is None:
-        title = "LMCP friction triage"
-        crumbs = ""
-    else:
-        title = f"Tool: {view.tool.value}"
-        crumbs = f'<a href="/dashboard{_e(query)}" id="back">\u2190 overview</a>'
+    title = page_title(view.tool)
+    back = f'<a href="/dashboard{_e(query)}" id="back">\u2190 overview</a>'
+    crumbs = "" if view.tool is None else back
     described = (
         f"{view.period.start.isoformat()} to {view.period.end.isoformat()} \u00b7 "
         "differentially private daily releases: rare groups are not shown"
     )
     tool_view = view.tool is not None
+    error = (
+        f'<p class="error banner" role="alert" id="page-error">{_e(view.error)}</p>'
+        if view.error
+        else ""
+    )
     cards = "".join(
         _card(a, svg, query, a.question.spec.placement.tool_title if tool_view else None)
         for a, svg in zip(view.answers, svgs, strict=True)
     )
     return (
-        _head(title)
-        + "<body><header><div><h1>"
+        "<header><div><h1>"
         + _e(title)
         + f"</h1><p>{_e(described)}</p></div>{crumbs}"
         + '<form method="post" action="/dashboard/logout"><button class="link" type="submit">'
         + "Sign out</button></form></header>"
+        + error
         + _filter_form(view)
         + _kpis(view)
         + f'<main class="grid">{cards}</main></body></html>\n'
     )
+
+
+def page_failed() -> str:
+    """The end of a page whose figures could not be computed (the start is already sent)."""
+    return (
+        '<main><p class="error banner" role="alert" id="page-error">The figures could not be '
+        'computed. <a href="/dashboard">Try again</a>.</p></main></body></html>\n'
+    )
+
+
+def view_page(view: View, svgs: Sequence[str | None]) -> str:
+    """The whole HTML of an overview or drill-down page."""
+    return page_start(view.tool) + page_rest(view, svgs)
 
 
 def render_svgs(view: View) -> list[str | None]:

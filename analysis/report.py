@@ -29,7 +29,7 @@ from analysis._questions import (
     last_day,
 )
 from analysis._released import RELEASED_QUESTIONS, ask_released, last_released_day
-from analysis._rows import Row
+from analysis._rows import Row, TrendRow
 from contract.days import utc_today
 
 __all__ = [
@@ -41,6 +41,7 @@ __all__ = [
     "build_report",
     "format_cell",
     "table_html",
+    "table_rows",
     "write_pngs",
     "write_report",
 ]
@@ -129,17 +130,20 @@ def _columns(answer: Answer[Row]) -> list[str]:
     return [f.name for f in fields(QUESTIONS[answer.question].row_type)]
 
 
-def table_html(
-    answer: Answer[Row],
-    limit: int = TABLE_ROWS,
-    *,
-    tool_href: Callable[[str], str | None] | None = None,
+def table_rows(answer: Answer[Row]) -> tuple[Row, ...]:
+    """The rows in table order: the trend's newest days first (its overall series first within
+    a day); every other question keeps its answer's order."""
+    if answer.question is not Question.trends:
+        return answer.rows
+    trend = [r for r in answer.rows if isinstance(r, TrendRow)]
+    return tuple(sorted(trend, key=lambda r: (-r.day.toordinal(), r.series != "all", r.series)))
+
+
+def _tbody(
+    rows: Sequence[Row], cols: Sequence[str], tool_href: Callable[[str], str | None] | None
 ) -> str:
-    """An HTML table of an answer's first rows (escaped); ``tool_href`` links tool cells."""
-    cols = _columns(answer)
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
     body = []
-    for row in answer.rows[:limit]:
+    for row in rows:
         cells = []
         for c in cols:
             value = getattr(row, c)
@@ -153,10 +157,31 @@ def table_html(
                 text = f'<a class="drill" href="{html.escape(href)}">{text}</a>'
             cells.append(f"<td{cls}>{text}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
-    more = ""
-    if len(answer.rows) > limit:
-        more = f'<p class="more">{len(answer.rows) - limit} more rows not shown.</p>'
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{more}"
+    return "".join(body)
+
+
+def table_html(
+    answer: Answer[Row],
+    limit: int = TABLE_ROWS,
+    *,
+    tool_href: Callable[[str], str | None] | None = None,
+    expandable: bool = False,
+) -> str:
+    """An HTML table of an answer's first ``limit`` rows (escaped); ``tool_href`` links tool
+    cells. ``expandable`` puts the other rows behind a "show more" disclosure (no script)."""
+    cols = _columns(answer)
+    head = "<thead><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in cols) + "</tr></thead>"
+    rows = table_rows(answer)
+    shown, rest = rows[:limit], rows[limit:]
+    out = f"<table>{head}<tbody>{_tbody(shown, cols, tool_href)}</tbody></table>"
+    if rest and expandable:
+        out += (
+            f'<details class="more-rows"><summary>Show {len(rest)} more rows</summary>'
+            f"<table>{head}<tbody>{_tbody(rest, cols, tool_href)}</tbody></table></details>"
+        )
+    elif rest:
+        out += f'<p class="more">{len(rest)} more rows not shown.</p>'
+    return out
 
 
 def _describe(answer: Answer[Row]) -> str:
@@ -230,7 +255,7 @@ def _markdown_table(answer: Answer[Row], chart: str | None) -> list[str]:
     cols = _columns(answer)
     out.append("| " + " | ".join(cols) + " |")
     out.append("|" + "|".join("---" for _ in cols) + "|")
-    for row in answer.rows[:TABLE_ROWS]:
+    for row in table_rows(answer)[:TABLE_ROWS]:
         out.append("| " + " | ".join(_md_cell(getattr(row, c)) for c in cols) + " |")
     if len(answer.rows) > TABLE_ROWS:
         out.append(f"\n_{len(answer.rows) - TABLE_ROWS} more rows not shown._")

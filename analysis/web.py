@@ -21,21 +21,27 @@ in a worker thread.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+import logging
+from collections.abc import AsyncIterator, Callable, Mapping
 from importlib import resources
 from typing import Annotated, Any
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, Depends, Form, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
+from analysis._charts import warm_up
 from analysis._dashboard import (
     View,
+    filter_error_view,
     login_page,
     overview_answers,
+    page_failed,
+    page_rest,
+    page_start,
     render_svgs,
     tool_answers,
-    view_page,
 )
 from analysis._filters import FilterError, Filters
 from analysis._questions import DEFAULT_LIMIT, QUESTIONS, Question
@@ -76,6 +82,7 @@ _PAGE_HEADERS = {
     "X-Frame-Options": "DENY",
 }
 MAX_LIMIT = 1000
+logger = logging.getLogger(__name__)
 
 
 def _filters(params: Mapping[str, str], allowed: frozenset[str]) -> Filters:
@@ -88,6 +95,19 @@ def _filters(params: Mapping[str, str], allowed: frozenset[str]) -> Filters:
         return Filters.parse({key: params[key] for key in params if key in _FILTER_KEYS})
     except FilterError as exc:
         raise ProblemError(422, "invalid_filter", str(exc)) from None
+
+
+def _page_filters(
+    params: Mapping[str, str], allowed: frozenset[str]
+) -> tuple[Filters, FilterError | None]:
+    """A page's filters; unusable ones become the defaults plus the error the page shows."""
+    try:
+        for key in params:
+            if key not in allowed:
+                raise FilterError(key if key.isidentifier() else "?", "is not a filter")
+        return Filters.parse(params), None
+    except FilterError as exc:
+        return Filters(), exc
 
 
 def _int_param(params: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
@@ -105,6 +125,7 @@ def _int_param(params: Mapping[str, str], name: str, default: int, low: int, hig
 def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
     """The triage API and the dashboard, reading through ``db``."""
     router = APIRouter()
+    warm_up()  # the dashboard's first view must not wait for the chart engine to start
     require_team_token = require_bearer(settings.read_tokens)
     params = params_from_settings(settings)
     released_before: list[dt.date] = []
@@ -247,17 +268,61 @@ def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
         )
         return response
 
-    async def render(view: View) -> Response:
-        svgs = await run_in_threadpool(render_svgs, view)
-        return page(view_page(view, svgs))
+    def render(
+        compute: Callable[[Any], View],
+        tool: ToolName | None,
+        exc: FilterError | None,
+        params: Mapping[str, str],
+    ) -> Response:
+        """Stream the page: its head and a loading notice at once, the figures when ready
+        (the first view of a day may wait for closed days to be released)."""
+
+        async def body() -> AsyncIterator[str]:
+            yield page_start(tool)
+            try:
+                view = await db.run(compute)
+                if exc is not None:
+                    view = filter_error_view(view, exc, params)
+                svgs = await run_in_threadpool(render_svgs, view)
+            except Exception as exc_:  # the status is sent: end the page with a message
+                logger.error("unhandled %s in a dashboard page", type(exc_).__name__)
+                yield page_failed()
+                return
+            yield page_rest(view, svgs)
+
+        # An unusable filter is the person's to fix: the page says so above its form.
+        return StreamingResponse(
+            body(),
+            status_code=422 if exc is not None else 200,
+            media_type="text/html; charset=utf-8",
+            headers=_PAGE_HEADERS,
+        )
 
     @router.get("/dashboard", include_in_schema=False)
     async def overview(request: Request) -> Response:
         if not signed_in(request):
             return to_login()
-        filters = _filters(dict(request.query_params), _FILTER_KEYS)
-        view = await db.run(lambda con: overview_answers(ensure_released(con), filters))
-        return await render(view)
+        params = dict(request.query_params)
+        filters, exc = _page_filters(params, _FILTER_KEYS)
+        return render(
+            lambda con: overview_answers(ensure_released(con), filters), None, exc, params
+        )
+
+    @router.get("/dashboard/tool", include_in_schema=False)
+    async def pick_tool(request: Request) -> Response:
+        """The drill-down's tool picker (a GET form): redirect to the chosen tool's page, or to
+        the overview for "any", keeping the other filters."""
+        if not signed_in(request):
+            return to_login()
+        params = dict(request.query_params)
+        tool = params.pop("tool", "")
+        keep = {k: v for k, v in params.items() if k in _FILTER_KEYS and v}
+        query = ("?" + urlencode(keep)) if keep else ""
+        if tool in ToolName.__members__:
+            target = f"/dashboard/tool/{tool}{query}"
+        else:
+            target = f"/dashboard{query}"
+        return RedirectResponse(target, status_code=303, headers=_PAGE_HEADERS)
 
     @router.get("/dashboard/tool/{tool}", include_in_schema=False)
     async def drill_down(tool: str, request: Request) -> Response:
@@ -267,9 +332,11 @@ def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
             name = ToolName(tool)
         except ValueError:
             raise ProblemError(404, "unknown_tool", "No catalogue tool by that name.") from None
-        filters = _filters(dict(request.query_params), _FILTER_KEYS - {"tool"})
-        view = await db.run(lambda con: tool_answers(ensure_released(con), name, filters))
-        return await render(view)
+        params = dict(request.query_params)
+        filters, exc = _page_filters(params, _FILTER_KEYS - {"tool"})
+        return render(
+            lambda con: tool_answers(ensure_released(con), name, filters), name, exc, params
+        )
 
     @router.get("/dashboard/static/{name}", include_in_schema=False)
     async def static(name: str) -> Response:

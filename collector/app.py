@@ -8,7 +8,8 @@ checkpoints and closes the database.
 Routes: ``/healthz`` (alive), ``/readyz`` (database answers, writer running),
 ``POST /v1/signals`` (ingestion), ``/v1/signals/count`` and ``/v1/signals/export`` (team read
 API), plus the routers the caller hands in (``routers``: the shell mounts triage from
-``analysis.web``; the collector never imports a package above it). ``/docs`` shows them all.
+``analysis.web``; the collector never imports a package above it). ``/docs`` shows them all
+(offline, ``collector.pages``); ``/`` links the docs and the dashboard.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from collector.backup import build_backup_router
 from collector.db import signals_database
 from collector.ingest_routes import INGEST_PATH, IngestEndpoint, document_ingestion
 from collector.openapi import document_errors, problem_response_doc
+from collector.pages import build_pages_router
 from collector.ratelimit import RateLimiter, RateLimitMiddleware
 from collector.read_routes import build_read_router
 from collector.releases.store import params_from_settings
@@ -162,6 +164,9 @@ def create_app(
         version=service_version(),
         summary="Anonymous friction signals in; triage for the team out.",
         lifespan=lifespan,
+        # /docs is served offline by collector.pages (FastAPI's own pages load a CDN).
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.settings = settings
     app.state.db = db
@@ -187,6 +192,7 @@ def create_app(
             raise ProblemError(503, "not_ready", "The database does not answer.") from None
         return {"status": "ready"}
 
+    app.include_router(build_pages_router(app.title, openapi_url=app.openapi_url or ""))
     app.include_router(build_read_router(db))
     app.include_router(build_backup_router(settings, db))
     for build in routers:

@@ -1,0 +1,96 @@
+"""A released dataset whose true headline figures differ from what a capped query shows.
+
+Two days on which several trend series spike together (so spike (day, series) pairs outnumber
+spike days) and a version that brings more regressions than any page limit. Signals are
+written through the collector's real write path, one received day at a time, then released
+as a collector would (``release_closed_days``) at a large epsilon, so the cells are there.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from contract.schema import ErrorClass, FrictionSignal, ToolName
+from tests.analysis.conftest import TEAM_TOKEN, signal
+
+__all__ = ["HEADLINE_END", "TEAM_TOKEN"]
+
+HEADLINE_START = dt.date(2026, 4, 1)
+HEADLINE_END = HEADLINE_START + dt.timedelta(days=11)
+SPIKE_DAYS = (HEADLINE_START + dt.timedelta(days=10), HEADLINE_END)
+#: Regressions the dataset is built to show (new (tool, class) pairs in 1.1.0).
+NEW_PAIRS = 24
+_EPSILON = 20.0
+
+
+def _day_signals(day: dt.date) -> list[FrictionSignal]:
+    spike = day in SPIKE_DAYS
+    out = [signal(day, friction="cannot_complete", platform="macos")
+           for _ in range(1200 if spike else 300)]  # fmt: skip
+    out += [signal(day, friction="repeated_failure", platform="linux", error_class="timeout")
+            for _ in range(900 if spike else 250)]  # fmt: skip
+    if day == HEADLINE_END:
+        tools = [t.value for t in ToolName][:6]
+        classes = [c.value for c in ErrorClass if c.value != "not_found"][:4]
+        pairs = [(t, c) for t in tools for c in classes][:NEW_PAIRS]
+        for tool, cls in pairs:
+            out += [signal(day, tool=tool, error_class=cls, version="1.1.0",
+                           friction="workaround_needed") for _ in range(200)]  # fmt: skip
+    return out
+
+
+@pytest.fixture(scope="session")
+def headline_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from collector.db import migrate
+    from collector.releases.store import PrivacyParams, release_closed_days
+    from collector.store import flush_rows
+
+    path = tmp_path_factory.mktemp("headline") / "headline.duckdb"
+    with duckdb.connect(str(path)) as con:
+        migrate(con)
+        day = HEADLINE_START
+        while day <= HEADLINE_END:
+            flush_rows(con, [_day_signals(day)], day)
+            day += dt.timedelta(days=1)
+        params = PrivacyParams(epsilon_per_day=_EPSILON)
+        release_closed_days(con, HEADLINE_END + dt.timedelta(days=1), params)
+    return path
+
+
+@pytest.fixture(scope="module")
+def headline_url(tmp_path_factory: pytest.TempPathFactory, headline_path: Path) -> Iterator[str]:
+    """A real collector over a copy of the released headline dataset."""
+    from pydantic import SecretStr
+
+    from collector.settings import CollectorSettings
+    from tests._servers import running_collector
+
+    db_path = tmp_path_factory.mktemp("headline-collector") / "signals.duckdb"
+    shutil.copy(headline_path, db_path)
+    settings = CollectorSettings(
+        db_path=db_path,
+        read_tokens=[SecretStr(TEAM_TOKEN)],
+        release_epsilon_per_day=_EPSILON,
+        retention_days=36500,
+        rate_limit_enabled=False,
+    )
+    with running_collector(settings) as url:
+        yield url
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
