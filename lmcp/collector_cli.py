@@ -82,10 +82,21 @@ def serve(
     settings = build_settings(host=host, port=port, db=db)
     if lake is not None:
         settings = settings.model_copy(update={"lake_uri": lake})
+    _check_not_in_use(settings.db_path)
     tune_serving_process()
     logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     silence_access_log()
     uvicorn.run(collector_app(settings), **uvicorn_config(settings, log_level=log_level))
+
+
+def _check_not_in_use(path: Path) -> None:
+    """Fail before uvicorn starts when another process holds the file: the lock error then
+    reaches the command line as one line instead of a start-up traceback inside uvicorn."""
+    if not path.is_file():
+        return
+    import duckdb
+
+    duckdb.connect(str(path)).close()
 
 
 @app.command()
