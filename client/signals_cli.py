@@ -11,11 +11,11 @@ import errno
 import json
 import os
 from typing import TYPE_CHECKING, Annotated
-from urllib.parse import urlsplit
 
 import typer
 from rich.console import Console
 
+from client.collector_url import URL_VARIABLE, collector_url, url_problem
 from client.consent import ConsentGate, SignalsMode
 from client.paths import LmcpHome
 
@@ -33,8 +33,7 @@ HELP = (
 
 app = typer.Typer(no_args_is_help=True, help=HELP, add_completion=False)
 console = Console()
-#: The collector used when LMCP_COLLECTOR_URL is not set (``client.sender.DEFAULT_URL``).
-_URL_VAR = "LMCP_COLLECTOR_URL"
+_URL_VAR = URL_VARIABLE
 
 
 def _home() -> LmcpHome:
@@ -53,27 +52,7 @@ def _runtime() -> Runtime:
 
 
 def _collector_url() -> str:
-    from client.sender import DEFAULT_URL
-
-    return os.environ.get(_URL_VAR) or DEFAULT_URL
-
-
-def url_problem(url: str) -> str | None:
-    """Why ``url`` cannot be a collector's base URL, or None when it can."""
-    parts = urlsplit(url)
-    if parts.scheme not in {"http", "https"}:
-        return "it must start with http:// or https://"
-    if not parts.hostname:
-        return "it names no host"
-    try:
-        parts.port  # noqa: B018 - reading it validates it
-    except ValueError:
-        return "its port is not a number from 0 to 65535"
-    if parts.path.rstrip("/") not in {""}:
-        return "it must be the collector's base URL, without a path (such as /v1/signals)"
-    if parts.query or parts.fragment:
-        return "it must not carry a query or a fragment"
-    return None
+    return collector_url(os.environ)
 
 
 @app.command()

@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from client.collector_url import url_problem
 from client.outbox import Outbox
 from client.paths import LmcpHome
-from client.signals_cli import url_problem
 from lmcp.cli import app
 from tests._servers import free_port
 from tests.factories import make_signal
