@@ -154,4 +154,6 @@ def _enum(field: str, text: str | None, enum: type[_E]) -> _E | None:
     try:
         return enum(text)
     except ValueError:
-        raise FilterError(field, "is not one of the allowed values") from None
+        # The allowed values are the public enum's, never the value given.
+        allowed = ", ".join(member.value for member in enum)
+        raise FilterError(field, f"must be one of: {allowed}") from None

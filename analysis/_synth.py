@@ -17,8 +17,8 @@ from contract.days import utc_today
 
 __all__ = ["CHUNK_ROWS", "synthesize"]
 
-#: Rows per INSERT: bounds memory, and lets a progress bar move.
-CHUNK_ROWS = 1_000_000
+#: Rows per INSERT: bounds memory, and lets a progress bar move at least every 100k rows.
+CHUNK_ROWS = 100_000
 
 
 def _migrate(con: duckdb.DuckDBPyConnection) -> None:

@@ -8,17 +8,26 @@ view of a file only a steward or the operator holds). The token is never printed
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
 import json
+import sys
 from collections.abc import Callable
-from dataclasses import fields
+from dataclasses import fields, replace
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import duckdb
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from analysis._api import open_db, open_lake
@@ -26,7 +35,7 @@ from analysis._filters import FilterError, Filters
 from analysis._questions import DEFAULT_K, DEFAULT_LIMIT, QUESTIONS, Answer, Question, ask
 from analysis._released import RELEASED_QUESTIONS, NotReleased, ask_released
 from analysis._remote import RemoteError, fetch_answer
-from analysis._rows import Row
+from analysis._rows import Row, TrendRow
 from analysis._synth import synthesize
 from analysis.report import answer_all, build_report, format_cell, write_pngs, write_report
 from collector.releases.store import DEFAULT_EPSILON
@@ -68,8 +77,26 @@ ExactOpt = Annotated[
     bool,
     typer.Option("--exact", help="With --db or --lake: exact figures from raw rows (the steward)."),
 ]
-LimitOpt = Annotated[int, typer.Option(min=1, max=1000, help="Most rows (where it applies).")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+LimitOpt = Annotated[
+    int, typer.Option(min=1, max=1000, help="Most rows (trends: the most recent days).")
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="The same as --format json.")]
+
+
+class OutputFormat(StrEnum):
+    table = "table"
+    csv = "csv"
+    json = "json"
+
+
+FormatOpt = Annotated[
+    OutputFormat | None,
+    typer.Option(
+        "--format",
+        help="table, csv or json (default: table on a terminal, csv when piped or redirected).",
+        show_default=False,
+    ),
+]
 
 _STYLE = {"new": "bold red", "growing": "yellow"}
 
@@ -159,8 +186,74 @@ def _answer(
     try:
         return fetch_answer(url, token, question, filters, limit=limit)
     except RemoteError as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(1) from None
+        _remote_failed(url, exc)
+
+
+#: httpx's transport errors (``RemoteError.code`` when the status is 0), in a user's words.
+_TRANSPORT_REASONS = {
+    "ConnectError": "connection refused or host not found (is the collector running there?)",
+    "ConnectTimeout": "no answer to the connection within the timeout",
+    "ReadTimeout": "the collector did not answer within the timeout",
+    "UnsupportedProtocol": "the URL must start with http:// or https://",
+    "RemoteProtocolError": "what answered does not speak HTTP as a collector does",
+    "InvalidURL": "the URL is not valid",
+}
+_STATUS_HINTS = {
+    401: "the team token is missing or wrong (--token or LMCP_TEAM_TOKEN)",
+    403: "the token has no read access to triage",
+    404: "no triage here: is this the collector's base URL?",
+}
+
+
+def _remote_failed(url: str, exc: RemoteError) -> NoReturn:
+    """Name the URL and the reason, then exit 1 (the token is never printed)."""
+    if exc.status == 0:
+        reason = _TRANSPORT_REASONS.get(exc.code, exc.code)
+        err.print(
+            f"[red]error:[/red] cannot reach the collector at {url}: {reason}", soft_wrap=True
+        )
+    else:
+        hint = _STATUS_HINTS.get(exc.status, exc.code)
+        err.print(
+            f"[red]error:[/red] the collector at {url} answered HTTP {exc.status} ({exc.code}): "
+            f"{hint}",
+            soft_wrap=True,
+        )
+    raise typer.Exit(1)
+
+
+def _limited(answer: Answer[Row], limit: int) -> Answer[Row]:
+    """At most ``limit`` rows for every question; for trends, the ``limit`` most recent days."""
+    if answer.question is Question.trends:
+        trends = [r for r in answer.rows if isinstance(r, TrendRow)]
+        keep = set(sorted({r.day for r in trends}, reverse=True)[:limit])
+        return replace(answer, rows=tuple(r for r in trends if r.day in keep))
+    return replace(answer, rows=answer.rows[:limit])
+
+
+def emit(answer: Answer[Row], fmt: OutputFormat | None) -> None:
+    """Print an answer: a table for people, CSV or JSON (never cut to a width) for machines."""
+    chosen = fmt or (OutputFormat.table if console.is_terminal else OutputFormat.csv)
+    if chosen is OutputFormat.json:
+        typer.echo(json.dumps(answer.to_json(), indent=2))
+    elif chosen is OutputFormat.csv:
+        names = [f.name for f in fields(QUESTIONS[answer.question].row_type)]
+        out = csv.writer(sys.stdout, lineterminator="\n")
+        out.writerow(names)
+        for row in answer.rows:
+            out.writerow(_csv_cell(getattr(row, n)) for n in names)
+    else:
+        console.print(answer_table(answer))
+
+
+def _csv_cell(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return str(value)
 
 
 def _command(question: Question) -> Callable[..., None]:
@@ -178,6 +271,7 @@ def _command(question: Question) -> Callable[..., None]:
         as_json: JsonOpt = False,
         exact: ExactOpt = False,
         lake: LakeOpt = None,
+        fmt: FormatOpt = None,
     ) -> None:
         filters = _filters(start, end, platform, version, tool)
         answer = _answer(
@@ -191,10 +285,7 @@ def _command(question: Question) -> Callable[..., None]:
             exact=exact,
             lake=lake,
         )
-        if as_json:
-            console.print_json(json.dumps(answer.to_json()))
-        else:
-            console.print(answer_table(answer))
+        emit(_limited(answer, limit), OutputFormat.json if as_json else fmt)
 
     command.__doc__ = QUESTIONS[question].summary
     return command
@@ -250,8 +341,7 @@ def report_command(
                 )  # fmt: skip
             except RemoteError as exc:
                 if exc.code != "invalid_filter":
-                    err.print(f"[red]error:[/red] {exc}")
-                    raise typer.Exit(1) from None
+                    _remote_failed(str(url), exc)
     if not answers:
         raise typer.BadParameter("no released question takes those filters")
     report = build_report(answers)
@@ -296,12 +386,18 @@ def synth_command(
             end = dt.date.fromisoformat(end_day)
         except ValueError:
             raise typer.BadParameter("--end-day must be a date like 2026-01-31") from None
-    with Progress(
-        "[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-        TimeElapsedColumn(), console=console,
-    ) as progress:  # fmt: skip
+    with synth_progress() as progress:
         task = progress.add_task("synthesizing", total=signals)
         total = synthesize(
             db, signals, end_day=end, progress=lambda done: progress.update(task, completed=done)
         )
     console.print(f"{total:,} signals in {db}", soft_wrap=True)
+
+
+def synth_progress() -> Progress:
+    """The bar of ``synth``: rows written, elapsed and the time left (it moves once per chunk,
+    ``analysis._synth.CHUNK_ROWS`` rows)."""
+    return Progress(
+        "[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+        TimeElapsedColumn(), "ETA", TimeRemainingColumn(), console=err,
+    )  # fmt: skip

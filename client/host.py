@@ -88,7 +88,10 @@ class ToolResult:
             out["error"] = self.error.to_dict()
         else:
             out["result"] = self.result
-        if self.can_report_friction:
+        # One hint per answer: a result that names its own (a stopped recipe names the step's
+        # tool, whose failure is the one to report) is not given a second, different one.
+        carries_own = isinstance(self.result, dict) and "friction" in self.result
+        if self.can_report_friction and not carries_own:
             out["friction"] = {"can_report": True, "tool_attempted": self.tool}
         return out
 
@@ -192,7 +195,16 @@ class ToolHost:
         props = _declared(tool)
         undeclared = sum(1 for key in args if key not in props)
         if undeclared:
-            return f"{undeclared} argument(s) not declared by tool '{tool.name}'"
+            # Names come from the schema only: an undeclared key is the caller's and may be a value.
+            takes = ", ".join(f"'{p}'" for p in props) or "no arguments"
+            message = (
+                f"{undeclared} argument(s) not declared by tool '{tool.name}'; it takes {takes}"
+            )
+            required = tool.input_schema.get("required", [])
+            missing = [r for r in required if isinstance(r, str) and r not in args]
+            if missing:
+                message += "; missing required " + ", ".join(f"'{r}'" for r in missing)
+            return message
         validator = self._validators.get(tool.name)
         if validator is None:
             validator = Draft202012Validator(dict(tool.input_schema))

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import httpx
 
 from client.apps import AppProbe, FileAppProbe
+from client.collector_url import DEFAULT_URL
 from client.consent import ConsentGate
 from client.delivery import BackgroundDelivery
 from client.friction import FrictionReporter
@@ -20,7 +21,7 @@ from client.host import ToolHost
 from client.outbox import Outbox
 from client.paths import LmcpHome
 from client.recipes import recipe_handlers
-from client.sender import DEFAULT_URL, Sender
+from client.sender import Sender
 from client.sentlog import SentLog
 from client.skills import skill_handlers
 from client.tools import builtin_handlers

@@ -27,10 +27,10 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
+from client.collector_url import DEFAULT_URL
 from contract.schema import FrictionSignal
 
 __all__ = [
-    "DEFAULT_URL",
     "Delivery",
     "DeliveryReport",
     "Sender",
@@ -40,7 +40,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-DEFAULT_URL = "http://127.0.0.1:8765"
 USER_AGENT = "lmcp"  # no version, no platform: the signal already says what is needed
 
 

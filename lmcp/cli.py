@@ -3,29 +3,195 @@
 Sub-commands live beside the code they drive and are composed here, in the shell:
 ``signals`` (client/signals_cli.py, plus ``signals catalogue`` from lmcp/datacatalogue.py),
 ``recipes`` (client/recipes/cli.py), ``mcp`` (client/mcp_server.py), ``collector``
-(lmcp/collector_cli.py), ``skills`` (lmcp/skills_cli.py), ``analysis`` (analysis/cli.py). The
-collector, skills and analysis commands need their extras; without them they are simply absent.
+(lmcp/collector_cli.py), ``skills`` (lmcp/skills_cli.py), ``analysis`` (analysis/cli.py),
+``lake`` (lmcp/lake_cli.py).
+
+Each sub-command's module is imported only when that sub-command runs: ``lmcp --help`` and
+``lmcp signals status`` never load the MCP SDK, FastAPI, DuckDB or Arrow (start-up time is what
+a user waits for on every command). A command whose extra is not installed says which extra.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Any
 
 import typer
 
-from client import signals_cli
-from client.recipes import cli as recipes_cli
-from client.skills import cli as skills_client_cli
-from lmcp._optional import import_optional
+# Typer runs on its own copy of click: a command or context built here must be its type.
+from typer import _click as click
+from typer.core import TyperCommand, TyperGroup
+from typer.exceptions import TyperException
+
+from lmcp._errors import one_line
 
 __all__ = ["app", "main"]
 
+
+def _signals() -> click.Command:
+    from client import signals_cli
+
+    if "catalogue" not in {c.name for c in signals_cli.app.registered_commands}:
+        signals_cli.app.command("catalogue")(_catalogue)
+    return typer.main.get_command(signals_cli.app)
+
+
+def _recipes() -> click.Command:
+    from client.recipes import cli
+
+    return typer.main.get_command(cli.app)
+
+
+def _skills() -> click.Command:
+    from client.skills import cli as own
+    from lmcp._optional import import_optional
+
+    service = import_optional("lmcp.skills_cli")  # None: the [skills] extra is absent
+    if service is None:
+        return typer.main.get_command(own.app)
+    if "delete" not in {c.name for c in service.app.registered_commands}:
+        service.app.command("delete")(own.delete)  # the author's own commands sit beside
+    return typer.main.get_command(service.app)
+
+
+def _module_app(module: str) -> click.Command:
+    import importlib
+
+    sub: typer.Typer = importlib.import_module(module).app
+    return typer.main.get_command(sub)
+
+
+def _mcp() -> click.Command:
+    from client.mcp_server import serve_command
+
+    one = typer.Typer(add_completion=False)
+    one.command("mcp", help="Serve every LMCP tool over MCP stdio.")(serve_command)
+    return typer.main.get_command(one)  # a Typer of one command is that command
+
+
+#: name -> (loader, one-line help, extra that provides it). Loaded only when run or resolved.
+_LAZY: dict[str, tuple[Callable[[], click.Command], str, str | None]] = {
+    "signals": (_signals, "Anonymous friction signals: status, on/off, preview.", None),
+    "recipes": (_recipes, "Saved multi-step workflows.", None),
+    "mcp": (_mcp, "Serve every LMCP tool over MCP stdio.", "mcp"),
+    "collector": (
+        lambda: _module_app("lmcp.collector_cli"),
+        "The team's collector server.",
+        "collector",
+    ),
+    "skills": (_skills, "Cloud Skills: run the service; delete a skill you own.", None),
+    "analysis": (
+        lambda: _module_app("analysis.cli"),
+        "Triage of the collected signals.",
+        "analysis",
+    ),
+    "lake": (
+        lambda: _module_app("lmcp.lake_cli"),
+        "The Delta Lake table of a multi-collector deployment.",
+        "lake",
+    ),
+}
+
+
+class _LazyGroup(TyperGroup):
+    """A group whose sub-commands are imported on first use; help lists them without loading."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *_LAZY})
+
+    _listing = False  # True while help is formatted: list names, import nothing
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        found = super().get_command(ctx, cmd_name)
+        if found is not None or cmd_name not in _LAZY:
+            return found
+        loader, short, extra = _LAZY[cmd_name]
+        if self._listing:
+            return TyperCommand(cmd_name, help=short)
+        try:
+            command = loader()
+        except ModuleNotFoundError as exc:
+            if exc.name is None or exc.name.split(".")[0] in _OWN_PACKAGES:
+                raise
+            return _missing_extra(cmd_name, short, extra or "all", exc.name)
+        command.name = cmd_name
+        if isinstance(command, TyperGroup) and not command.help:
+            command.help = short
+        self.commands[cmd_name] = command
+        return command
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except Exception as exc:  # click's own exits and usage errors pass through unchanged
+            if isinstance(exc, typer.Exit | typer.Abort | TyperException):
+                raise
+            message = one_line(exc)
+            if message is None or ctx.params.get("debug"):
+                raise  # a bug, or --debug: the full traceback
+            typer.echo(f"error: {message} (--debug shows the traceback)", err=True)
+            raise typer.Exit(1) from None
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # The short help comes from the table above: listing never imports a sub-command.
+        self._listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self._listing = False
+
+
+_OWN_PACKAGES = frozenset(
+    {"contract", "service", "client", "collector", "cloudskills", "analysis", "lmcp"}
+)
+
+
+def _missing_extra(name: str, short: str, extra: str, module: str) -> click.Command:
+    def explain() -> None:
+        typer.echo(
+            f"error: `lmcp {name}` needs the [{extra}] extra ({module} is not installed): "
+            f"pip install 'lmcp[{extra}]'",
+            err=True,
+        )
+        raise typer.Exit(1)
+
+    return TyperCommand(
+        name, help=short, callback=explain, context_settings={"ignore_unknown_options": True}
+    )
+
+
 app = typer.Typer(
     name="lmcp",
+    cls=_LazyGroup,
     help="LMCP: local tools over MCP, anonymous friction signals, and their triage.",
     no_args_is_help=True,
     add_completion=False,
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from contract.version import DISTRIBUTION, package_version
+
+        typer.echo(f"lmcp {package_version()} ({DISTRIBUTION})")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    debug: Annotated[
+        bool, typer.Option("--debug", help="On an error, show the full traceback.")
+    ] = False,
+    show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """LMCP: local tools over MCP, anonymous friction signals, and their triage."""
+    ctx.obj = {"debug": debug}
 
 
 def _catalogue(
@@ -53,38 +219,6 @@ def _catalogue(
             Console().print(table)
         for omitted in data.omitted:
             Console().print(f"omitted: {omitted}")
-
-
-# The client's commands need only the core dependencies: always present.
-signals_cli.app.command("catalogue")(_catalogue)
-app.add_typer(
-    signals_cli.app, name="signals", help="Anonymous friction signals: status, on/off, preview."
-)
-app.add_typer(recipes_cli.app, name="recipes", help="Saved multi-step workflows.")
-
-#: Commands whose extra may not be installed: (name, module, help).
-_skills_added = False
-_OPTIONAL_SUBCOMMANDS = (
-    ("collector", "lmcp.collector_cli", "The team's collector server."),
-    ("skills", "lmcp.skills_cli", "Cloud Skills: run the service; delete a skill you own."),
-    ("analysis", "analysis.cli", "Triage of the collected signals."),
-    ("lake", "lmcp.lake_cli", "The Delta Lake table of a multi-collector deployment."),
-)
-
-for _name, _module, _help in _OPTIONAL_SUBCOMMANDS:
-    _sub = import_optional(_module)  # None: its extra is not installed
-    if _sub is not None:
-        if _name == "skills":  # the author's own commands sit beside the service's
-            _sub.app.command("delete")(skills_client_cli.delete)
-        app.add_typer(_sub.app, name=_name, help=_help)
-        if _name == "skills":
-            _skills_added = True
-if not _skills_added:
-    app.add_typer(skills_client_cli.app, name="skills", help="Cloud Skills you own.")
-
-_mcp = import_optional("client.mcp_server")
-if _mcp is not None:
-    app.command("mcp", help="Serve every LMCP tool over MCP stdio.")(_mcp.serve_command)
 
 
 def main() -> None:

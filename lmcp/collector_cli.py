@@ -82,10 +82,46 @@ def serve(
     settings = build_settings(host=host, port=port, db=db)
     if lake is not None:
         settings = settings.model_copy(update={"lake_uri": lake})
+    _check_not_in_use(settings.db_path)
+    for line in startup_lines(settings):
+        typer.echo(line, err=True)
     tune_serving_process()
     logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     silence_access_log()
     uvicorn.run(collector_app(settings), **uvicorn_config(settings, log_level=log_level))
+
+
+def startup_lines(settings: CollectorSettings) -> list[str]:
+    """What an operator needs at start-up: where the data goes, where the dashboard is, and
+    whether anyone can read it (no token is ever printed, only how many are set)."""
+    store = f"Delta table {settings.lake_uri}" if settings.lake_uri else str(settings.db_path)
+    base = f"http://{settings.host}:{settings.port}"
+    readers = len(settings.read_tokens)
+    lines = [
+        f"lmcp collector: database {store}",
+        f"lmcp collector: dashboard {base}/dashboard  (API docs {base}/docs)",
+    ]
+    if readers:
+        lines.append(
+            f"lmcp collector: {readers} read token(s) set (LMCP_COLLECTOR_READ_TOKENS), "
+            f"{len(settings.steward_tokens)} steward token(s)"
+        )
+    else:
+        lines.append(
+            "lmcp collector: no read token set (LMCP_COLLECTOR_READ_TOKENS): the read API and "
+            "the dashboard refuse everyone; signals are still accepted"
+        )
+    return lines
+
+
+def _check_not_in_use(path: Path) -> None:
+    """Fail before uvicorn starts when another process holds the file: the lock error then
+    reaches the command line as one line instead of a start-up traceback inside uvicorn."""
+    if not path.is_file():
+        return
+    import duckdb
+
+    duckdb.connect(str(path)).close()
 
 
 @app.command()

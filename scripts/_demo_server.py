@@ -10,7 +10,11 @@ event loop, and keeps the two stores apart as a deployment does.
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
+import threading
+import time
 
 import uvicorn
 from fastapi import FastAPI
@@ -18,14 +22,31 @@ from fastapi import FastAPI
 from lmcp.apps import uvicorn_config
 
 
+def _stop_with_parent(parent: int) -> None:
+    """A service outlives no demo: when the demo process is gone (even killed outright, so its
+    clean-up never ran), this process stops gracefully (SIGINT: uvicorn closes the database)."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=watch, name="demo-parent-watch", daemon=True).start()
+
+
 def main(argv: list[str]) -> None:
+    _stop_with_parent(os.getppid())
+    # SIGTERM stops as SIGINT does: uvicorn's graceful shutdown flushes and closes the database.
+    signal.signal(signal.SIGTERM, lambda *_: os.kill(os.getpid(), signal.SIGINT))
     app: FastAPI
     if argv == ["collector"]:
         from collector.settings import CollectorSettings
         from lmcp.apps import collector_app
-        from lmcp.collector_cli import tune_serving_process
+        from lmcp.collector_cli import startup_lines, tune_serving_process
 
         settings = CollectorSettings()
+        for line in startup_lines(settings):
+            print(line, file=sys.stderr, flush=True)
         tune_serving_process()
         app = collector_app(settings)
         options = uvicorn_config(settings, log_level="warning")

@@ -238,6 +238,10 @@ def _verify(db_ids: set[str], history: set[str], results: list[ClientResult]) ->
     return problems
 
 
+def _interrupted(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--exit", action="store_true", help="exit after the report")
@@ -249,6 +253,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=REPO / "demo-output")
     args = parser.parse_args(argv)
     started = time.monotonic()
+    # SIGTERM ends the demo as Ctrl-C does: through the clean-up below, which stops both
+    # services (by default SIGTERM would end this process and leave them serving).
+    signal.signal(signal.SIGTERM, _interrupted)
 
     out: Path = args.out
     stale_files = ("signals.duckdb", "signals.duckdb.wal", "skills.duckdb", "skills.duckdb.wal")
@@ -298,7 +305,8 @@ def main(argv: list[str] | None = None) -> int:
         skills.start()
         console.print(
             f"collector up at [bold]{server.url}[/bold] ({len(history):,} past signals, "
-            f"{db_path.name}); Cloud Skills up at [bold]{skills.url}[/bold] ({skills_db.name})"
+            f"{db_path.name}); Cloud Skills up at [bold]{skills.url}[/bold] ({skills_db.name})\n"
+            f"to stop: Ctrl-C, or kill {os.getpid()} (SIGTERM): both services stop with it"
         )
         results = _run_fleet(server.url, out / "fleet", args.clients, args.seed, args.workers)
         _summary(results)
@@ -354,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"team token: [bold]{token}[/bold]  (this run only)\n"
                 f"Cloud Skills: LMCP_SKILLS_URL={skills.url} "
                 f"LMCP_SKILLS_TOKEN={author_token}\n"
-                "Ctrl-C to stop.",
+                f"to stop: Ctrl-C, or kill {os.getpid()} (SIGTERM); both services stop too.",
                 title="LMCP triage",
             )
         )

@@ -22,7 +22,7 @@ runner = CliRunner()
 
 @pytest.mark.parametrize("question", RELEASED_QUESTIONS)
 def test_every_released_question_prints_a_table(synth_path: Path, question: Question) -> None:
-    result = runner.invoke(app, [question.value, "--db", str(synth_path)])
+    result = runner.invoke(app, [question.value, "--db", str(synth_path), "--format", "table"])
     assert result.exit_code == 0, result.output
     assert analysis.QUESTIONS[question].title in result.output
     assert "differentially" in result.output
@@ -32,7 +32,9 @@ def test_every_released_question_prints_a_table(synth_path: Path, question: Ques
 def test_every_question_prints_an_exact_table_for_the_steward(
     synth_path: Path, question: Question
 ) -> None:
-    result = runner.invoke(app, [question.value, "--db", str(synth_path), "--exact"])
+    result = runner.invoke(
+        app, [question.value, "--db", str(synth_path), "--exact", "--format", "table"]
+    )
     assert result.exit_code == 0, result.output
     assert "exact" in result.output
 

@@ -58,19 +58,21 @@ def _json(output: str) -> dict[str, object]:
 
 
 def test_list_and_show(cli_home: LmcpHome) -> None:
-    listed = runner.invoke(app, ["recipes", "list"])
+    listed = runner.invoke(app, ["recipes", "list", "--json"])
     assert listed.exit_code == 0, listed.output
-    names = [r["name"] for r in _json(listed.output)["result"]["recipes"]]  # type: ignore[index]
+    names = [r["name"] for r in _json(listed.output)["recipes"]]  # type: ignore[attr-defined]
     assert names == ["Brief", "Writer"]
+    table = runner.invoke(app, ["recipes", "list"])
+    assert "Brief" in table.output and "{" not in table.output
     shown = runner.invoke(app, ["recipes", "show", "brief"])
     assert _json(shown.output)["name"] == "Brief"
     assert runner.invoke(app, ["recipes", "show", "nope"]).exit_code == 1
 
 
 def test_run_with_typed_params(cli_home: LmcpHome) -> None:
-    ran = runner.invoke(app, ["recipes", "run", "Brief", "-p", "n=2", "-p", "loud=true"])
+    ran = runner.invoke(app, ["recipes", "run", "Brief", "-p", "n=2", "-p", "loud=true", "--json"])
     assert ran.exit_code == 0, ran.output
-    assert _json(ran.output)["result"]["ok"] is True  # type: ignore[index]
+    assert _json(ran.output)["ok"] is True
     bad = runner.invoke(app, ["recipes", "run", "Brief", "-p", "n=01"])
     assert bad.exit_code != 0
     as_json = runner.invoke(app, ["recipes", "run", "Brief", "--params-json", '{"n": 1.0}'])
@@ -78,7 +80,7 @@ def test_run_with_typed_params(cli_home: LmcpHome) -> None:
 
 
 def test_a_state_changing_run_needs_yes(cli_home: LmcpHome) -> None:
-    planned = runner.invoke(app, ["recipes", "run", "Writer"])
+    planned = runner.invoke(app, ["recipes", "run", "Writer", "--json"])
     assert planned.exit_code == 0 and '"preview": true' in planned.output
     assert not any(cli_home.notes.glob("*.json"))
     done = runner.invoke(app, ["recipes", "run", "Writer", "--yes"])
