@@ -23,6 +23,7 @@ from analysis._filters import FilterError, Filters, Period, Version
 from analysis._questions import GROWTH, MIN_Z, SPIKE_RATIO, Answer, Question
 from analysis._rows import (
     AppRow,
+    AttemptRow,
     IntentRow,
     PlatformRow,
     RegressionRow,
@@ -33,6 +34,7 @@ from analysis._rows import (
     TrendRow,
 )
 from collector.releases.store import Cell, read_cells
+from contract.schema import AttemptsBucket
 
 __all__ = [
     "CUBE_OF",
@@ -43,7 +45,7 @@ __all__ = [
     "released_versions",
 ]
 
-#: The cube each released question is derived from (``attempts`` waits for the v2 bucket).
+#: The cube each released question is derived from.
 CUBE_OF: Mapping[Question, str] = {
     Question.top: "friction",
     Question.trends: "daily",
@@ -51,11 +53,10 @@ CUBE_OF: Mapping[Question, str] = {
     Question.regressions: "versions",
     Question.apps: "context",
     Question.intents: "context",
+    Question.attempts: "context",
     Question.shapes: "shapes",
     Question.ring: "ring",
 }
-# TODO(lead): add an ``attempts`` dimension (the signal v2 attempts bucket) to the context
-# cube and derive Question.attempts from it; until then it is not on the team surface.
 RELEASED_QUESTIONS = tuple(q for q in Question if q in CUBE_OF)
 _FILTERS_OF = {
     "friction": {"tool"},
@@ -66,6 +67,12 @@ _FILTERS_OF = {
     "shapes": {"tool"},
     "ring": {"tool"},
 }
+
+
+#: The attempts buckets in the order the steward's exact view shows them (attempts.sql).
+_ATTEMPTS_ORDER = (*(b.value for b in AttemptsBucket), "unspecified")
+#: The attempts key of a context cell released before that dimension existed.
+_BEFORE_ATTEMPTS = "-"
 
 
 class NotReleased(LookupError):
@@ -110,6 +117,9 @@ def _cells(
     platform = None if filters.platform is None else filters.platform.value
     out = []
     for cell in read_cells(con, cube, start, end):
+        if cube == "context" and len(cell.key) == len(_DIMS[cube]) - 1:
+            # Released before the attempts dimension: a marginal over attempts, kept as stored.
+            cell = Cell(cell.day, (*cell.key, _BEFORE_ATTEMPTS), cell.n)
         d = dict(zip(_DIMS[cube], cell.key, strict=True))
         if tool is not None and d["tool"] != tool:
             continue
@@ -202,6 +212,14 @@ def _intents(cells: list[Cell]) -> list[Row]:
     return [IntentRow(i, n, _pct(n, total)) for (i,), n in ordered]
 
 
+def _attempts(cells: list[Cell]) -> list[Row]:
+    groups = _sum(cells, _idx("context", "attempts"))
+    groups.pop((_BEFORE_ATTEMPTS,), None)  # no bucket was released for those days
+    total = sum(groups.values())
+    ordered = sorted(groups.items(), key=lambda kv: _ATTEMPTS_ORDER.index(kv[0][0]))
+    return [AttemptRow(a, n, _pct(n, total)) for (a,), n in ordered]
+
+
 def _shapes(cells: list[Cell], limit: int) -> list[Row]:
     groups = _sum(cells, _idx("shapes", "tool", "arg", "arg_type", "size"))
     per_arg: dict[tuple[str, str], int] = defaultdict(int)
@@ -267,7 +285,7 @@ def ask_released(
     limit: int,
     period: Period | None = None,
 ) -> Answer[Row]:
-    """One question answered from released cells only (``NotReleased`` for ``attempts``)."""
+    """One question answered from released cells only (``NotReleased`` if it has no cube)."""
     filters = filters or Filters()
     cube = CUBE_OF.get(question)
     if cube is None:
@@ -287,6 +305,7 @@ def ask_released(
             Question.platforms: lambda: _platforms(cells),
             Question.apps: lambda: _apps(cells),
             Question.intents: lambda: _intents(cells),
+            Question.attempts: lambda: _attempts(cells),
             Question.shapes: lambda: _shapes(cells, limit),
             Question.ring: lambda: _ring(cells, limit),
             Question.regressions: lambda: _regressions(cells, filters, limit),
