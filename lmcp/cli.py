@@ -39,6 +39,7 @@ def _catalogue(
     from rich.table import Table
 
     from lmcp.datacatalogue import generate, render_json, render_markdown
+    from lmcp.privacy_params import print_privacy, privacy_parameters
 
     data = generate()
     if raw:
@@ -53,6 +54,7 @@ def _catalogue(
             Console().print(table)
         for omitted in data.omitted:
             Console().print(f"omitted: {omitted}")
+        print_privacy(privacy_parameters())
 
 
 # The client's commands need only the core dependencies: always present.
