@@ -4,13 +4,15 @@ is passed to the real client host, failed, built into a signal and reported, sen
 collector on loopback into a DuckDB file, released, exported and rendered; then EVERY sink is
 searched for EVERY case, raw and encoded (``privacy_tests.audit.scan``).
 
+One case in ten also runs through ``lmcp mcp`` (one server process, the MCP SDK's real client).
 The cases run in batches, one installation (``LMCP_HOME``) per batch: an installation sends at
 most C signals a day, so each batch reports up to C failures and builds the signal of every
 other one without sending it (``FrictionReporter.prepare``, what ``preview`` shows).
 
 Sinks, per installation: the wire bytes of ``POST /v1/signals``; what agents read in error
 results; the signals built for every failure; every file of the client's own state under
-``LMCP_HOME``; the collector's answers to hostile requests. For the whole run: every log record
+``LMCP_HOME``; the collector's answers to hostile requests; over MCP, the error results, the
+reports and protocol errors, and the server's stderr. For the whole run: every log record
 (client and collector); OpenTelemetry spans and metrics; the DuckDB file's bytes and every
 table decoded (signals, release cells and days, the steward audit log, ...); the steward's
 Parquet and CSV exports; the triage JSON; the HTML and Markdown reports (released and exact);
@@ -27,11 +29,16 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TextIO
 
+import anyio
 import duckdb
 import httpx
 import pyarrow.parquet as pq
 import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
 
 from analysis._released import RELEASED_QUESTIONS
 from analysis.report import answer_all, build_report
@@ -69,6 +76,9 @@ SEED = int(os.environ.get("LMCP_AUDIT_SEED", random.SystemRandom().randrange(2**
 BATCH = 60
 #: The collector's answers to canaries sent straight at it: once every this many batches.
 HOSTILE_EVERY = 4
+#: One case in this many also runs through `lmcp mcp` (one server process for all of them).
+MCP_SHARE = 10
+MCP_TIMEOUT_S = 240
 MUTE_OWN_CLIENT = ("httpx", "httpcore")  # the TEST's requests carry canaries on purpose
 _FRICTION = ("cannot_complete", "repeated_failure", "workaround_needed", "task_abandoned")
 _TOOLS = frozenset(t.name for t in load_catalogue()) - {"report_friction"}
@@ -98,7 +108,7 @@ class _Run:
     def __init__(self) -> None:
         self.stats = ScanStats(set())
         self.hostile = HostileLog()
-        self.reported = self.built = self.at_rest = 0
+        self.reported = self.built = self.at_rest = self.over_mcp = 0
 
 
 def _installation(
@@ -145,6 +155,57 @@ def _installation(
     assert_no_leaks(sinks, planted, run.stats, index)
 
 
+# -- the MCP leg: a share of the cases through `lmcp mcp` over stdio (the MCP SDK's client) -----
+
+
+async def _mcp_session(env: dict[str, str], batch: list[Case], errlog: TextIO) -> list[str]:
+    lmcp = str(Path(sys.executable).with_name("lmcp"))
+    params = StdioServerParameters(command=lmcp, args=["mcp"], env=env, cwd=str(REPO))
+    seen: list[str] = []
+    with anyio.fail_after(MCP_TIMEOUT_S):
+        async with Client(stdio_client(params, errlog=errlog)) as client:
+            for i, case in enumerate(batch):
+                tool, args = place(case)
+                calls = [(tool, args)]
+                if tool in _TOOLS:
+                    report = {"friction_type": _FRICTION[i % 4], "tool_attempted": tool}
+                    calls.append(("report_friction", report))
+                for name, arguments in calls:
+                    try:
+                        result = await client.call_tool(name, arguments)
+                    except MCPError as exc:  # an unknown tool: a protocol error
+                        seen.append(str(exc))
+                        continue
+                    if result.is_error or name == "report_friction":  # a success may echo
+                        seen.append(json.dumps(result.structured_content, ensure_ascii=False))
+                        seen += [getattr(c, "text", "") for c in result.content]
+    return seen
+
+
+def _over_mcp(pipeline: Pipeline, home: Path, batch: list[Case], run: _Run) -> None:
+    home.mkdir()
+    (home / "settings.json").write_text('{"anonymous_signals": "on"}')  # the user chose on
+    env = {
+        "LMCP_HOME": str(home),
+        "LMCP_COLLECTOR_URL": pipeline.base,
+        "PYTHONPATH": str(REPO),
+        "PATH": os.environ.get("PATH", ""),
+    }
+    with (home.parent / "mcp-stderr.log").open("w+", encoding="utf-8") as errlog:
+        seen = anyio.run(_mcp_session, env, batch, errlog)
+        errlog.seek(0)
+        stderr = errlog.read().encode("utf-8")
+    assert sum('"sent": true' in s or '"queued": true' in s for s in seen), "nothing reported"
+    messages = "\n".join(seen).encode("utf-8", "surrogatepass")
+    sinks = {
+        "MCP: error results, reports and protocol errors": messages,
+        "MCP server stderr": stderr,
+        **client_sinks(home, "MCP client"),
+    }
+    assert_no_leaks(sinks, [c.canary for c in batch], run.stats)
+    run.over_mcp += len(batch)
+
+
 def test_no_generated_canary_reaches_any_sink(
     pipeline: Pipeline, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -158,6 +219,7 @@ def test_no_generated_canary_reaches_any_sink(
     with httpx.Client(base_url=pipeline.base, trust_env=False, timeout=60) as http:
         for n, batch in enumerate(_batches(cases)):
             _installation(pipeline, homes / f"i{n}", batch, http, run, n)
+        _over_mcp(pipeline, homes / "mcp", cases[::MCP_SHARE], run)
         with pipeline.logs.muting_this_thread(*MUTE_OWN_CLIENT):
             count = http.get("/v1/signals/count", headers=steward).json()["count"]
             parquet = http.get("/v1/signals/export", params={"format": "parquet"}, headers=steward)
@@ -221,6 +283,7 @@ def _record(run: _Run, cases: list[Case], signals: int, seconds: float) -> None:
         "canary_sink_checks": run.stats.checks,
         "bytes_scanned": run.stats.bytes_scanned,
         "signals_built": run.built,
+        "cases_also_over_mcp": run.over_mcp,
         "signals_stored": signals,
         "cases_at_rest_in_user_data": run.at_rest,
         "seconds": round(seconds, 1),
@@ -232,5 +295,6 @@ def _record(run: _Run, cases: list[Case], signals: int, seconds: float) -> None:
         f"({figures['canary_kinds']} kinds x {len(ENCODINGS)} encodings x "
         f"{figures['positions']} positions) x {len(run.stats.sinks)} sinks = "
         f"{run.stats.checks} canary-sink checks over {run.stats.bytes_scanned:,} bytes; "
-        f"{run.built} signals built, {signals} stored; {seconds:.0f} s\n"
+        f"{run.built} signals built, {signals} stored; {run.over_mcp} cases also over MCP; "
+        f"{seconds:.0f} s\n"
     )
