@@ -102,6 +102,11 @@ def _one_per_kind(batch: list[Case]) -> dict[CanaryKind, Canary] | None:
     return found if len(found) == len(CanaryKind) else None
 
 
+def _where(cases: list[Case]) -> dict[str, str]:
+    """Marker -> where and how it was planted, for a failure line (never the value)."""
+    return {c.canary.marker: f"{c.position} ({c.encoding})" for c in cases}
+
+
 class _Run:
     """What the installations left: counts and the sinks scanned at the end."""
 
@@ -152,7 +157,7 @@ def _installation(
         "signals built for every failure": "\n".join(built).encode(),
         **client_sinks(home, "client"),
     }
-    assert_no_leaks(sinks, planted, run.stats, index)
+    assert_no_leaks(sinks, planted, run.stats, index, _where(batch))
 
 
 # -- the MCP leg: a share of the cases through `lmcp mcp` over stdio (the MCP SDK's client) -----
@@ -202,7 +207,7 @@ def _over_mcp(pipeline: Pipeline, home: Path, batch: list[Case], run: _Run) -> N
         "MCP server stderr": stderr,
         **client_sinks(home, "MCP client"),
     }
-    assert_no_leaks(sinks, [c.canary for c in batch], run.stats)
+    assert_no_leaks(sinks, [c.canary for c in batch], run.stats, where=_where(batch))
     run.over_mcp += len(batch)
 
 
@@ -267,7 +272,7 @@ def test_no_generated_canary_reaches_any_sink(
         assert f"DuckDB table {name} (decoded)" in sinks, name
     assert sinks["DuckDB table steward_audit (decoded)"], "the steward reads were not audited"
     planted = [case.canary for case in cases]
-    assert_no_leaks(sinks, planted, run.stats)
+    assert_no_leaks(sinks, planted, run.stats, where=_where(cases))
     _record(run, cases, count, time.perf_counter() - started)
 
 

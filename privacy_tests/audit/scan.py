@@ -96,9 +96,14 @@ class Leak:
     sink: str
     kind: str
     form: str
+    #: Where and how the case was planted (a position and an encoding: never the value).
+    where: str = ""
 
     def __str__(self) -> str:
-        return f"a canary of kind {self.kind!r} leaked into sink {self.sink!r} (form: {self.form})"
+        at = f"; planted at {self.where}" if self.where else ""
+        return (
+            f"a canary of kind {self.kind!r} leaked into sink {self.sink!r} (form: {self.form}{at})"
+        )
 
 
 @dataclass
@@ -192,15 +197,18 @@ def find_leaks(
     planted: Iterable[Canary],
     stats: ScanStats | None = None,
     index: NeedleIndex | None = None,
+    where: Mapping[str, str] | None = None,
 ) -> list[Leak]:
     """Every (sink, canary) where a form of its marker appears (one leak per pair). Pass an
-    ``index`` of ``planted`` to reuse it across calls."""
+    ``index`` of ``planted`` to reuse it across calls; ``where`` (marker -> position and
+    encoding) to name where a leaked case was planted."""
     cases = list(planted)
     index = index or NeedleIndex(cases)
     leaks: list[Leak] = []
     for sink, data in sinks.items():
         for i, form in sorted(index.search(data).items()):
-            leaks.append(Leak(sink, cases[i].kind.value, form))
+            marker = cases[i].marker
+            leaks.append(Leak(sink, cases[i].kind.value, form, (where or {}).get(marker, "")))
         if stats is not None:
             stats.sinks.add(sink)
             stats.bytes_scanned += len(data)
@@ -215,8 +223,9 @@ def assert_no_leaks(
     planted: Iterable[Canary],
     stats: ScanStats | None = None,
     index: NeedleIndex | None = None,
+    where: Mapping[str, str] | None = None,
 ) -> None:
     """Fail with one line per leak, naming the sink and the canary's kind."""
-    leaks = find_leaks(sinks, planted, stats, index)
+    leaks = find_leaks(sinks, planted, stats, index, where)
     if leaks:
         raise AssertionError("\n".join(sorted({str(leak) for leak in leaks})))
