@@ -260,12 +260,10 @@ class Question(StrEnum):
         IntentRow, Bars("intent"), "context",
         Placement(overview=5),
     )  # fmt: skip
-    # TODO(lead): add an ``attempts`` dimension (the signal v2 attempts bucket) to the context
-    # cube and derive this question from it; until then it is on the steward's view only.
     attempts = "attempts", QuestionSpec(
         "Attempts before reporting",
         "How many times the agent tried before the friction was reported.",
-        AttemptRow, Custom("attempts"), None,
+        AttemptRow, Custom("attempts"), "context",
     )  # fmt: skip
 
 

@@ -23,6 +23,7 @@ from analysis._filters import FilterError, Filters, Period, Version
 from analysis._questions import GROWTH, MIN_Z, SPIKE_RATIO, Answer, Question
 from analysis._rows import (
     AppRow,
+    AttemptRow,
     IntentRow,
     PlatformRow,
     RegressionRow,
@@ -33,6 +34,7 @@ from analysis._rows import (
     TrendRow,
 )
 from collector.releases.store import Cell, read_cells
+from contract.schema import AttemptsBucket
 
 __all__ = [
     "CUBE_OF",
@@ -55,6 +57,12 @@ _FILTERS_OF = {
     "shapes": {"tool"},
     "ring": {"tool"},
 }
+
+
+#: The attempts buckets in the order the steward's exact view shows them (attempts.sql).
+_ATTEMPTS_ORDER = (*(b.value for b in AttemptsBucket), "unspecified")
+#: The attempts key of a context cell released before that dimension existed.
+_BEFORE_ATTEMPTS = "-"
 
 
 class NotReleased(LookupError):
@@ -99,6 +107,9 @@ def _cells(
     platform = None if filters.platform is None else filters.platform.value
     out = []
     for cell in read_cells(con, cube, start, end):
+        if cube == "context" and len(cell.key) == len(_DIMS[cube]) - 1:
+            # Released before the attempts dimension: a marginal over attempts, kept as stored.
+            cell = Cell(cell.day, (*cell.key, _BEFORE_ATTEMPTS), cell.n)
         d = dict(zip(_DIMS[cube], cell.key, strict=True))
         if tool is not None and d["tool"] != tool:
             continue
@@ -191,6 +202,14 @@ def _intents(cells: list[Cell]) -> list[Row]:
     return [IntentRow(i, n, _pct(n, total)) for (i,), n in ordered]
 
 
+def _attempts(cells: list[Cell]) -> list[Row]:
+    groups = _sum(cells, _idx("context", "attempts"))
+    groups.pop((_BEFORE_ATTEMPTS,), None)  # no bucket was released for those days
+    total = sum(groups.values())
+    ordered = sorted(groups.items(), key=lambda kv: _ATTEMPTS_ORDER.index(kv[0][0]))
+    return [AttemptRow(a, n, _pct(n, total)) for (a,), n in ordered]
+
+
 def _shapes(cells: list[Cell], limit: int) -> list[Row]:
     groups = _sum(cells, _idx("shapes", "tool", "arg", "arg_type", "size"))
     per_arg: dict[tuple[str, str], int] = defaultdict(int)
@@ -257,6 +276,7 @@ _DERIVE: Mapping[Question, _Derive] = {
     Question.platforms: lambda cells, _period, _filters, _limit: _platforms(cells),
     Question.apps: lambda cells, _period, _filters, _limit: _apps(cells),
     Question.intents: lambda cells, _period, _filters, _limit: _intents(cells),
+    Question.attempts: lambda cells, _period, _filters, _limit: _attempts(cells),
     Question.shapes: lambda cells, _period, _filters, limit: _shapes(cells, limit),
     Question.ring: lambda cells, _period, _filters, limit: _ring(cells, limit),
     Question.regressions: lambda cells, _period, filters, limit: _regressions(

@@ -205,6 +205,7 @@ def _catalogue(
     from rich.table import Table
 
     from lmcp.datacatalogue import generate, render_json, render_markdown
+    from lmcp.privacy_params import print_privacy, privacy_parameters
 
     data = generate()
     if raw:
@@ -219,6 +220,7 @@ def _catalogue(
             Console().print(table)
         for omitted in data.omitted:
             Console().print(f"omitted: {omitted}")
+        print_privacy(privacy_parameters())
 
 
 def main() -> None:

@@ -29,6 +29,8 @@ import json
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 
+from lmcp.privacy_params import privacy_json, privacy_markdown, privacy_parameters
+
 __all__ = [
     "CatalogueField",
     "DataCatalogue",
@@ -110,6 +112,7 @@ def render_json(catalogue: DataCatalogue) -> str:
         ],
         "vocabularies": {k: list(v) for k, v in catalogue.vocabularies.items()},
         "omitted": list(catalogue.omitted),
+        "privacy": privacy_json(privacy_parameters()),
     }  # fmt: skip
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
@@ -149,6 +152,7 @@ def render_markdown(catalogue: DataCatalogue) -> str:
                 f"{_cell(f.values)} | {_cell(f.example)} | {_cell(f.note)} |"
             )
         lines.append("")
+    lines += privacy_markdown(privacy_parameters())
     lines += ["## Vocabularies", ""]
     for name, members in catalogue.vocabularies.items():
         lines += [f"**{name}** ({len(members)}): " + ", ".join(f"`{m}`" for m in members), ""]

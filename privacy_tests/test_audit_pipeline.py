@@ -20,12 +20,10 @@ import json
 import os
 import sys
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 import anyio
-import duckdb
 import httpx
 import pyarrow.parquet as pq
 import pytest
@@ -33,17 +31,20 @@ from hypothesis import HealthCheck, Phase, given, settings
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
-from pydantic import SecretStr
 
 from analysis import open_db
 from analysis._released import RELEASED_QUESTIONS
 from analysis.report import answer_all, build_report
 from client.runtime import Runtime
-from collector.settings import CollectorSettings, StewardToken
 from contract.schema import ToolName
 from privacy_tests.audit.canaries import Canary, CanaryKind, canaries
-from privacy_tests.audit.logs import LogCapture, attach_everywhere
-from privacy_tests.audit.otel import OtelCapture
+from privacy_tests.audit.pipeline import (
+    Pipeline,
+    client_sinks,
+    start_pipeline,
+    table_sinks,
+    user_data,
+)
 from privacy_tests.audit.scan import ScanStats, assert_no_leaks, find_leaks
 from privacy_tests.audit.workload import (
     HostileLog,
@@ -52,7 +53,6 @@ from privacy_tests.audit.workload import (
     hostile_requests,
     plant_and_fail,
 )
-from tests._servers import running_collector
 
 pytestmark = pytest.mark.slow  # every test here starts a process
 
@@ -70,64 +70,12 @@ NO_SHRINK = (Phase.explicit, Phase.reuse, Phase.generate)
 MUTE_OWN_CLIENT = ("httpx", "httpcore")  # the TEST's requests carry canaries on purpose
 
 
-@dataclass
-class Pipeline:
-    base: str
-    db_path: Path
-    logs: LogCapture
-    otel: OtelCapture
-    _server: Any
-    stopped: bool = False
-    _undo: list[Any] = field(default_factory=list)
-
-    def stop(self) -> None:
-        """Stop the collector gracefully (the writer flushes; DuckDB checkpoints and closes)."""
-        if not self.stopped:
-            self.stopped = True
-            self._server.__exit__(None, None, None)
-
-
 @pytest.fixture(scope="module")
 def pipeline(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pipeline]:
-    tmp = tmp_path_factory.mktemp("pipeline")
-    logs = LogCapture()
-    undo_root = attach_everywhere(logs)  # the collector's start-up is captured too
-    otel = OtelCapture()
-    settings_ = CollectorSettings(
-        db_path=tmp / "signals.duckdb",
-        read_tokens=[SecretStr(TOKEN)],
-        steward_tokens=[StewardToken(label="audit", token=SecretStr(STEWARD))],
-        rate_limit_enabled=False,
-        triage_k=K,
-    )
-    server = running_collector(settings_, span_exporter=otel.spans, metric_reader=otel.metrics)
-    base = server.__enter__()
-    undo_server = attach_everywhere(logs)  # uvicorn's own (non-propagating) loggers exist now
-    handle = Pipeline(base, settings_.db_path, logs, otel, server)
-    try:
+    with start_pipeline(
+        tmp_path_factory.mktemp("pipeline"), team=TOKEN, steward=STEWARD, k=K
+    ) as handle:
         yield handle
-    finally:
-        handle.stop()
-        undo_server()
-        undo_root()
-
-
-def _client_files(home: Path, label: str) -> dict[str, bytes]:
-    out = {}
-    for name in ("outbox.json", "outbox.corrupt.json", "sent.jsonl", "last_failure.json"):
-        path = home / name
-        out[f"{label} {name}"] = path.read_bytes() if path.exists() else b""
-    return out
-
-
-def _user_data(home: Path) -> bytes:
-    """The user's own notes, files and mail under LMCP_HOME: where canaries MUST be."""
-    parts = []
-    for sub in ("notes", "files", "mail", "recipes"):
-        for path in sorted((home / sub).rglob("*")):
-            if path.is_file():
-                parts.append(path.read_bytes())
-    return b"\n".join(parts)
 
 
 # -- the MCP leg -------------------------------------------------------------------------------
@@ -227,7 +175,7 @@ def _audit(
         ]
         delivered += len(reports)
         # the control: the canaries really are in the user's data (the planting worked)
-        at_rest = find_leaks({"user data": _user_data(home)}, c.values())
+        at_rest = find_leaks({"user data": user_data(home)}, c.values())
         assert {leak.kind for leak in at_rest} >= {
             CanaryKind.note_title.value,
             CanaryKind.mail_body.value,
@@ -238,7 +186,7 @@ def _audit(
             "agent-visible error messages": error_messages(results),
             "log records (client and collector)": pipeline.logs.data(),
             "collector answers to hostile requests": hostile.data(),
-            **_client_files(home, "client"),
+            **client_sinks(home, "client"),
         }
         assert wire.signals_wire(), "no signal went over the wire"
         assert_no_leaks(sinks, c.values(), stats)
@@ -270,7 +218,7 @@ def _audit(
         sinks = {
             "MCP: error results and protocol errors": messages,
             "MCP server stderr": stderr,
-            **_client_files(home, "MCP client"),
+            **client_sinks(home, "MCP client"),
         }
         assert_no_leaks(sinks, c.values(), stats)
         planted.extend(c.values())
@@ -300,13 +248,10 @@ def _audit(
     pipeline.stop()
     otel_data = pipeline.otel.data()
     assert otel_data, "no span or metric was exported"
-    db_bytes = pipeline.db_path.read_bytes()
-    wal = pipeline.db_path.with_name(pipeline.db_path.name + ".wal")
-    if wal.exists():
-        db_bytes += wal.read_bytes()
+    db_bytes = pipeline.file_bytes()
     con = open_db(pipeline.db_path)
     try:
-        decoded = _dump(con)
+        tables = table_sinks(con)
         report = build_report(answer_all(con, k=K, exact=True))
     finally:
         con.close()
@@ -318,7 +263,7 @@ def _audit(
         "collector answers to hostile requests": hostile.data(),
         "OpenTelemetry spans and metrics": otel_data,
         "DuckDB file bytes": db_bytes,
-        "DuckDB contents (decoded)": decoded,
+        **tables,
         "Parquet export bytes": parquet.content,
         "Parquet export (decoded)": json.dumps(parquet_rows, default=str).encode(),
         "CSV export": csv.content,
@@ -330,15 +275,6 @@ def _audit(
     assert b" collector" in sinks["log records (client and collector)"], "no collector record seen"
     assert_no_leaks(sinks, planted, stats)
     _record(stats, planted, count, len(db_bytes))
-
-
-def _dump(con: duckdb.DuckDBPyConnection) -> bytes:
-    """Every row of every table as text: what a compressed file holds, decompressed."""
-    out: list[str] = []
-    for (table,) in con.execute("SELECT table_name FROM duckdb_tables()").fetchall():
-        rows = con.execute(f'SELECT * FROM "{table}"').fetchall()  # a catalogue name
-        out += [f"{table}: {row!r}" for row in rows]
-    return "\n".join(out).encode("utf-8")
 
 
 def _record(stats: ScanStats, planted: list[Canary], signals: int, db_size: int) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import json
 import logging
 import socket
@@ -15,13 +16,23 @@ import urllib.parse
 
 import httpx
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from contract.catalogue import load_catalogue
 from privacy_tests.audit.canaries import Canary, CanaryKind, canaries, canary
+from privacy_tests.audit.cases import ENCODINGS, Case, generate_cases, place, positions
 from privacy_tests.audit.logs import LogCapture, capture_logs
-from privacy_tests.audit.scan import ScanStats, assert_no_leaks, find_leaks
+from privacy_tests.audit.scan import (
+    NeedleIndex,
+    ScanStats,
+    alias_forms,
+    assert_no_leaks,
+    find_leaks,
+    forms,
+)
 from privacy_tests.audit.sockets import SocketGuard
+from tests.hypothesis_profiles import at_most
 
 _BYTES = st.binary(max_size=40)
 
@@ -149,3 +160,67 @@ def test_muting_drops_only_this_threads_records_of_the_named_loggers() -> None:
         logging.getLogger("audit-selftest.client").warning("own request cnrymuted0000000")
         logging.getLogger("audit-selftest.server").warning("server cnryheard0000000")
     assert b"cnrymuted" not in logs.data() and b"cnryheard" in logs.data()
+
+
+# -- generated cases and the index that scans them ------------------------------------------
+
+
+@functools.cache
+def _generated() -> tuple[list[Case], NeedleIndex]:
+    cases = generate_cases(seed=15)
+    return cases, NeedleIndex([c.canary for c in cases])
+
+
+def test_the_generator_covers_every_kind_encoding_and_position() -> None:
+    cases, _ = _generated()
+    assert len(cases) >= 10_000
+    assert len({c.canary.marker for c in cases}) == len(cases), "one marker per case"
+    assert {c.canary.kind for c in cases} == set(CanaryKind)
+    assert {c.encoding for c in cases} == set(ENCODINGS)
+    tools = {name.split(".")[0] for name in positions() if "." in name}
+    assert tools == {t.name for t in load_catalogue()} - {"recipe_list"}  # it takes no argument
+    assert any(isinstance(c.planted, int) for c in cases), "a number where a number belongs"
+
+
+def test_every_generated_case_is_found_where_it_was_planted_as_passed() -> None:
+    """A case the scanner could not find even verbatim would make the audit vacuous."""
+    cases, index = _generated()
+    missed = []
+    for i, case in enumerate(cases):
+        tool, args = place(case)
+        passed = json.dumps([tool, args], ensure_ascii=False).encode("utf-8", "surrogatepass")
+        if i not in index.search(passed):
+            missed.append((case.canary.kind.value, case.encoding, case.position))
+    assert missed == []
+
+
+@settings(max_examples=at_most(30))
+@given(data=st.data(), noise=st.binary(max_size=2048))
+def test_the_index_finds_what_a_naive_search_finds(data: st.DataObject, noise: bytes) -> None:
+    cases, index = _generated()
+    picked = data.draw(st.lists(st.integers(0, len(cases) - 1), max_size=6))
+    sink = bytearray(noise)
+    for i in picked:
+        c = cases[i].canary
+        options = list(forms(c.marker, c.number)) + [f for a in c.aliases for f in alias_forms(a)]
+        _, needle = data.draw(st.sampled_from(options))
+        at = data.draw(st.integers(0, len(sink)))
+        sink[at:at] = needle
+    blob = bytes(sink)
+    naive = set()
+    for i, case in enumerate(cases):
+        c = case.canary
+        options = list(forms(c.marker, c.number)) + [f for a in c.aliases for f in alias_forms(a)]
+        for form, needle in options:
+            if needle in (blob.lower() if form in ("hex", "alias-hex") else blob):
+                naive.add(i)
+                break
+    assert set(index.search(blob)) == naive
+    assert {i for i in picked if _intact(cases, i, blob)} <= naive
+
+
+def _intact(cases: list[Case], i: int, blob: bytes) -> bool:
+    """A later insertion may cut an earlier needle in two: only intact ones must be found."""
+    c = cases[i].canary
+    options = list(forms(c.marker, c.number)) + [f for a in c.aliases for f in alias_forms(a)]
+    return any(n in blob or n in blob.lower() for _, n in options)

@@ -39,6 +39,7 @@ MODULES = [
     "client.apps",
     "client.paths",
     "lmcp.datacatalogue",
+    "lmcp.privacy_params",
     "client.tools",
     "client.recipes",
     "client.skills",

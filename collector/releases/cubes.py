@@ -5,7 +5,7 @@ The unit of privacy is one installation over one UTC day. The client sends at mo
 per (tool, error class, friction type) a day and at most ``cap`` (C) signals a day, so for each
 cube below one installation changes at most ``l0`` cells, each by at most ``linf``, and all of
 them together by at most ``l1``. Every triage view is a marginal or a post-processing of these
-cubes; adding a column (the signal v2 attempts bucket) is one more ``Dim``.
+cubes; a column (the signal v2 attempts bucket in ``context``) is one more ``Dim``.
 """
 
 from __future__ import annotations
@@ -114,11 +114,13 @@ CUBES: Mapping[str, Cube] = {
             per_signal_cells=1,
             linf_of_cap="types",
         ),
-        # One cell per signal; all C signals of a day may share one cell.
+        # One cell per signal (the attempts bucket is one more key of the same cell, so the
+        # bounds do not change); all C signals of a day may share one cell.
         Cube(
             "context",
             (_TOOL, Dim("app_state", _APP_STATE),
-             Dim("intent", f"coalesce({_v('intent_category')}, 'unspecified')")),
+             Dim("intent", f"coalesce({_v('intent_category')}, 'unspecified')"),
+             Dim("attempts", f"coalesce({_v('attempts')}, 'unspecified')")),
             per_signal_cells=1,
             linf_of_cap="cap",
         ),

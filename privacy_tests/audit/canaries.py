@@ -56,6 +56,8 @@ class Canary:
     value: str | int
     marker: str
     number: int | None = None
+    #: The marker as planted when an encoding rewrote it (reversed, split, ...): searched too.
+    aliases: tuple[str, ...] = ()
 
     @property
     def text(self) -> str:

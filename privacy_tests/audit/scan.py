@@ -11,7 +11,11 @@ Forms searched for each marker:
 - for numbers: their decimal digits, and their little/big-endian int64 and float64 bytes (a
   number stored in a binary column).
 
-``find_leaks`` checks every (sink, canary, form); ``assert_no_leaks`` fails with ONE message per
+An encoded marker as planted (``Canary.aliases``: reversed, split, zero-width-joined, ...) is
+searched as text, UTF-16, hex, URL- and JSON-escaped.
+
+``find_leaks`` checks every (sink, canary, form) through a ``NeedleIndex`` (thousands of
+canaries in one pass per shared anchor); ``assert_no_leaks`` fails with ONE message per
 leak that names the sink, the canary's kind and the form -- never the planted value.
 """
 
@@ -19,15 +23,25 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import struct
 import urllib.parse
-from collections.abc import Iterable, Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
 from privacy_tests.audit.canaries import Canary
 
-__all__ = ["Leak", "ScanStats", "assert_no_leaks", "find_leaks", "forms"]
+__all__ = [
+    "Leak",
+    "NeedleIndex",
+    "ScanStats",
+    "alias_forms",
+    "assert_no_leaks",
+    "find_leaks",
+    "forms",
+]
 
 
 def _b64_cores(raw: bytes, *, urlsafe: bool) -> list[tuple[str, bytes]]:
@@ -82,9 +96,14 @@ class Leak:
     sink: str
     kind: str
     form: str
+    #: Where and how the case was planted (a position and an encoding: never the value).
+    where: str = ""
 
     def __str__(self) -> str:
-        return f"a canary of kind {self.kind!r} leaked into sink {self.sink!r} (form: {self.form})"
+        at = f"; planted at {self.where}" if self.where else ""
+        return (
+            f"a canary of kind {self.kind!r} leaked into sink {self.sink!r} (form: {self.form}{at})"
+        )
 
 
 @dataclass
@@ -97,22 +116,99 @@ class ScanStats:
     bytes_scanned: int = 0
 
 
+def alias_forms(alias: str) -> tuple[tuple[str, bytes], ...]:
+    """The forms an encoded marker (reversed, split, ...) is searched in: as text, UTF-16, hex,
+    URL- and JSON-escaped (its base64 is the double encoding of a value: not searched)."""
+    raw = alias.encode("utf-8")
+    found = {
+        raw: "alias",
+        alias.encode("utf-16-le"): "alias-utf-16-le",
+        alias.encode("utf-16-be"): "alias-utf-16-be",
+        binascii.hexlify(raw): "alias-hex",
+        urllib.parse.quote(alias, safe="").encode(): "alias-url",
+        json.dumps(alias)[1:-1].encode(): "alias-json",
+    }
+    return tuple((name, data) for data, name in found.items())
+
+
+#: Forms searched in the lower-cased sink (hex in either case).
+_LOWER = frozenset({"hex", "alias-hex"})
+#: An anchor shared by at least this many needles is searched for once (see NeedleIndex).
+_SHARED = 8
+_ANCHOR = 4
+
+
+class NeedleIndex:
+    """Every form of every case, searched in one pass per shared anchor.
+
+    Markers share their first characters (``cnry``, a number's fixed digits), so the forms of
+    thousands of markers share few 4-byte prefixes (or, reversed, suffixes): each such anchor
+    is found with ``bytes.find`` and the window around each hit is looked up in a dict. Needles
+    sharing no anchor (a number's binary forms) are searched one by one. The result is the
+    naive search's: which (sink, case) pairs hold some form of the case."""
+
+    def __init__(self, cases: Sequence[Canary]) -> None:
+        entries: list[tuple[int, str, bytes, bool]] = []
+        for i, case in enumerate(cases):
+            needles = list(forms(case.marker, case.number))
+            for alias in case.aliases:
+                needles += alias_forms(alias)
+            entries += [(i, form, data, form in _LOWER) for form, data in needles]
+        prefixes = Counter((low, d[:_ANCHOR]) for _, _, d, low in entries)
+        suffixes = Counter((low, d[-_ANCHOR:]) for _, _, d, low in entries)
+        #: (lower, anchor, is_prefix) -> needle length -> needle -> [(case, form)]
+        self.anchored: dict[tuple[bool, bytes, bool], dict[int, dict[bytes, list[Hit]]]] = {}
+        self.naive: list[tuple[bool, bytes, Hit]] = []
+        for i, form, data, low in entries:
+            if prefixes[(low, data[:_ANCHOR])] >= _SHARED:
+                key = (low, data[:_ANCHOR], True)
+            elif suffixes[(low, data[-_ANCHOR:])] >= _SHARED:
+                key = (low, data[-_ANCHOR:], False)
+            else:
+                self.naive.append((low, data, (i, form)))
+                continue
+            table = self.anchored.setdefault(key, {}).setdefault(len(data), {})
+            table.setdefault(data, []).append((i, form))
+
+    def search(self, data: bytes) -> dict[int, str]:
+        """Case index -> the first form found of that case in ``data``."""
+        lowered = data.lower()
+        found: dict[int, str] = {}
+        for (low, anchor, is_prefix), by_len in self.anchored.items():
+            hay = lowered if low else data
+            pos = hay.find(anchor)
+            while pos >= 0:
+                for length, table in by_len.items():
+                    start = pos if is_prefix else pos + _ANCHOR - length
+                    for i, form in table.get(hay[start : start + length], ()) if start >= 0 else ():
+                        found.setdefault(i, form)
+                pos = hay.find(anchor, pos + 1)
+        for low, needle, (i, form) in self.naive:
+            if i not in found and needle in (lowered if low else data):
+                found[i] = form
+        return found
+
+
+Hit = tuple[int, str]
+
+
 def find_leaks(
     sinks: Mapping[str, bytes],
     planted: Iterable[Canary],
     stats: ScanStats | None = None,
+    index: NeedleIndex | None = None,
+    where: Mapping[str, str] | None = None,
 ) -> list[Leak]:
-    """Every (sink, canary, form) where a marker appears."""
+    """Every (sink, canary) where a form of its marker appears (one leak per pair). Pass an
+    ``index`` of ``planted`` to reuse it across calls; ``where`` (marker -> position and
+    encoding) to name where a leaked case was planted."""
     cases = list(planted)
+    index = index or NeedleIndex(cases)
     leaks: list[Leak] = []
     for sink, data in sinks.items():
-        lowered = data.lower()
-        for case in cases:
-            for form, needle in forms(case.marker, case.number):
-                haystack = lowered if form == "hex" else data  # hex in either case
-                if needle in haystack:
-                    leaks.append(Leak(sink, case.kind.value, form))
-                    break
+        for i, form in sorted(index.search(data).items()):
+            marker = cases[i].marker
+            leaks.append(Leak(sink, cases[i].kind.value, form, (where or {}).get(marker, "")))
         if stats is not None:
             stats.sinks.add(sink)
             stats.bytes_scanned += len(data)
@@ -123,9 +219,13 @@ def find_leaks(
 
 
 def assert_no_leaks(
-    sinks: Mapping[str, bytes], planted: Iterable[Canary], stats: ScanStats | None = None
+    sinks: Mapping[str, bytes],
+    planted: Iterable[Canary],
+    stats: ScanStats | None = None,
+    index: NeedleIndex | None = None,
+    where: Mapping[str, str] | None = None,
 ) -> None:
     """Fail with one line per leak, naming the sink and the canary's kind."""
-    leaks = find_leaks(sinks, planted, stats)
+    leaks = find_leaks(sinks, planted, stats, index, where)
     if leaks:
         raise AssertionError("\n".join(sorted({str(leak) for leak in leaks})))

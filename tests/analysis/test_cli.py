@@ -62,7 +62,7 @@ def test_json_output_is_the_api_answer(synth_path: Path) -> None:
         ["top", "--db", "SYNTH", "--tool", "secret-value-123"],
         ["top", "--db", "SYNTH", "--k", "1"],
         ["top", "--db", "SYNTH", "--version", "1.4"],
-        ["attempts", "--db", "SYNTH"],
+        ["attempts", "--db", "SYNTH", "--platform", "linux"],
         ["top", "--url", "http://127.0.0.1:1", "--exact"],
     ],
 )

@@ -70,7 +70,7 @@ def test_triage_lists_its_released_questions_and_the_privacy_parameters(
         ("/v1/triage/top", {"k": "2"}, 422, "invalid_parameter"),
         ("/v1/triage/top", {"version": "1.4"}, 422, "invalid_filter"),
         ("/v1/triage/apps", {"platform": "linux"}, 422, "invalid_filter"),
-        ("/v1/triage/attempts", {}, 404, "not_released"),
+        ("/v1/triage/attempts", {"platform": "linux"}, 422, "invalid_filter"),
         ("/v1/triage/top", {"limit": "secret-value-123"}, 422, "invalid_parameter"),
         ("/v1/triage/top", {"start": "2026-05-02", "end": "2026-05-01"}, 422, "invalid_filter"),
     ],
