@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
 
 import typer
 
 from collector.settings import CollectorSettings
+from lmcp._overrides import bind_overrides
 
 __all__ = ["app", "build_settings", "tune_serving_process"]
 
@@ -30,14 +30,7 @@ def build_settings(
     *, host: str | None = None, port: int | None = None, db: Path | None = None
 ) -> CollectorSettings:
     """Settings from the environment, with the command-line options on top."""
-    overrides: dict[str, Any] = {}
-    if host is not None:
-        overrides["host"] = host
-    if port is not None:
-        overrides["port"] = port
-    if db is not None:
-        overrides["db_path"] = db
-    return CollectorSettings(**overrides)
+    return CollectorSettings(**bind_overrides(host=host, port=port, db=db))
 
 
 #: How long a thread may hold the GIL before another one asking for it gets it (CPython: 0.005).

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
 
 import typer
 
 from cloudskills.settings import SkillsSettings
+from lmcp._overrides import bind_overrides
 
 __all__ = ["app", "build_settings"]
 
@@ -30,14 +30,7 @@ def build_settings(
     *, host: str | None = None, port: int | None = None, db: Path | None = None
 ) -> SkillsSettings:
     """Settings from the environment, with the command-line options on top."""
-    overrides: dict[str, Any] = {}
-    if host is not None:
-        overrides["host"] = host
-    if port is not None:
-        overrides["port"] = port
-    if db is not None:
-        overrides["db_path"] = db
-    return SkillsSettings(**overrides)
+    return SkillsSettings(**bind_overrides(host=host, port=port, db=db))
 
 
 @app.command()

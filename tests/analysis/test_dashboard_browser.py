@@ -99,8 +99,15 @@ def test_log_in_filter_drill_down(browser_page: Page, collector_url: str) -> Non
     page.wait_for_url(f"**/dashboard/tool/{tool}?**")
     assert "start=2026-05-01" in page.url, "the filters follow the drill-down"
     assert page.locator("h1").inner_text() == f"Tool: {tool}"
-    for name in ("top", "shapes", "ring"):
-        assert page.locator(f"#chart-{name} svg").is_visible(), name
+    page.wait_for_load_state("load")  # the page streams: its cards arrive after its head
+    assert page.locator("#chart-top svg").is_visible()
+    for name in ("shapes", "ring"):
+        # A drill-down view shows its chart, or says nothing was released for it: the noise
+        # of a release may drop a rare group of one tool (docs/privacy.md).
+        card = page.locator(f"#q-{name}")
+        assert card.is_visible(), name
+        shown = card.locator("svg").count() + card.locator("p.empty").count()
+        assert shown >= 1, name
     page.screenshot(path=str(ARTIFACTS / "dashboard-drilldown.png"), full_page=True)
 
     # Back to the overview, then sign out: the dashboard is closed again.
