@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from client._files import atomic_write_bytes
+from client.collector_url import url_problem
 from client.consent import LOCAL, OFF, ConsentGate
 from client.contributions import ContributionBudget, contribution_key
 from client.delivery import BackgroundDelivery
@@ -165,6 +166,10 @@ class FrictionReporter:
         if mode is LOCAL:
             self._log.append("local", [signal])
             return {"sent": False, "reason": "local_only", "signal_id": str(signal.signal_id)}
+        if url_problem(self._sender.url) is not None:
+            # A mistyped URL would never deliver (or get a 404 and drop): keep it for a fixed URL.
+            self._outbox.add([signal])
+            return {"sent": False, "queued": True, "reason": "collector_url_invalid"}
         # Background delivery: queued durably, the call waits a bounded few milliseconds.
         delivery = self._delivery
         result = delivery.submit(signal) if delivery else self._sender.send([signal])
@@ -176,7 +181,7 @@ class FrictionReporter:
             return {"sent": False, "reason": "rejected_by_collector"}
         if delivery is None:
             self._outbox.add([signal])
-        return {"sent": False, "queued": True}
+        return {"sent": False, "queued": True, "reason": "collector_not_reached"}
 
     def prepare(self, args: Mapping[str, Any]) -> tuple[FrictionSignal, FailureContext | None]:
         """Validate the input and build the signal (no I/O, no budget spent).

@@ -93,6 +93,8 @@ class Sender:
         timeout_s: float = 2.0,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        #: The collector's base URL as configured (``client.collector_url.url_problem`` checks it).
+        self.url = url
         self._endpoint = url.rstrip("/") + "/v1/signals"
         self._max_attempts = max_attempts
         self._budget = budget_s

@@ -140,7 +140,11 @@ def test_turning_off_purges_a_non_empty_outbox(home: LmcpHome) -> None:
     rt.sender._sleep = lambda s: None  # noqa: SLF001
     rt.consent.set_enabled(True)
     rt.host.dispatch("read_note", {"note_name": "x"})
-    assert rt.reporter.report({"friction_type": "other"}) == {"sent": False, "queued": True}
+    assert rt.reporter.report({"friction_type": "other"}) == {
+        "sent": False,
+        "queued": True,
+        "reason": "collector_not_reached",
+    }
     assert len(rt.outbox) == 1 and home.outbox.exists()
     rt.consent.set_enabled(False)
     assert not home.outbox.exists() and len(rt.outbox) == 0

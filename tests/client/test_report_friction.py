@@ -225,7 +225,11 @@ def test_unreachable_collector_queues_then_flush_delivers(make_runtime: MakeRunt
     rt, rec = make_runtime(*down, mode="on")
     rt.sender._sleep = lambda s: None  # noqa: SLF001
     rt.host.dispatch("read_note", {"note_name": "a"})
-    assert rt.reporter.report({"friction_type": "other"}) == {"sent": False, "queued": True}
+    assert rt.reporter.report({"friction_type": "other"}) == {
+        "sent": False,
+        "queued": True,
+        "reason": "collector_not_reached",
+    }
     assert len(rt.outbox) == 1
     assert rt.reporter.flush() == {"delivered": 1, "rejected": 0, "pending": 0}
     assert len(rt.sent_log.entries()) == 1

@@ -60,7 +60,10 @@ def test_report_friction_does_not_block_when_the_collector_is_down(home_dir: Pat
     finally:
         rt.close()
     assert max(t for t, _ in timed) < BOUND_S, timed
-    assert all(reply == {"sent": False, "queued": True} for _, reply in timed)
+    assert all(
+        reply == {"sent": False, "queued": True, "reason": "collector_not_reached"}
+        for _, reply in timed
+    )
     assert len(Outbox(LmcpHome(home_dir))) == len(REPORTS)
 
 

@@ -364,5 +364,5 @@ def test_a_failed_skill_call_can_be_reported_as_anonymous_friction(runtime: Runt
     # Delivered within the call's short wait, or queued for the background delivery thread.
     assert sent.result in (
         {"sent": True, "signal_id": sent.result.get("signal_id")},
-        {"sent": False, "queued": True},
+        {"sent": False, "queued": True, "reason": "collector_not_reached"},
     )

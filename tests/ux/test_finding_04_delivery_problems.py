@@ -76,3 +76,25 @@ def test_analysis_url_unreachable_names_url_and_reason() -> None:
     assert result.exit_code == 1
     assert url in result.output and "connection refused" in result.output
     assert "answered 0" not in result.output
+
+
+def _report(tmp_path: Path, url: str) -> dict[str, object]:
+    from client.runtime import Runtime
+
+    env = {"LMCP_HOME": str(tmp_path), "LMCP_COLLECTOR_URL": url}
+    assert runner.invoke(app, ["signals", "on"], env=env).exit_code == 0
+    with Runtime.from_env(env) as rt:
+        reply: dict[str, object] = rt.reporter.report({"friction_type": "other"})
+        return reply
+
+
+def test_report_says_why_it_queued_a_mistyped_url(tmp_path: Path) -> None:
+    # The endpoint instead of the base URL: it would have been a 404, and the signal dropped.
+    reply = _report(tmp_path, "http://127.0.0.1:8765/v1/signals")
+    assert reply == {"sent": False, "queued": True, "reason": "collector_url_invalid"}
+    assert len(Outbox(LmcpHome(tmp_path))) == 1  # kept for when the URL is fixed
+
+
+def test_report_says_why_it_queued_an_unreachable_collector(tmp_path: Path) -> None:
+    reply = _report(tmp_path, f"http://127.0.0.1:{free_port()}")  # nothing listens there
+    assert reply == {"sent": False, "queued": True, "reason": "collector_not_reached"}
