@@ -17,6 +17,7 @@ from client.friction import ReportInput, build_signal, default_client_info
 from client.host import FailureContext
 from client.runtime import Runtime
 from contract.catalogue import load_catalogue
+from contract.privacy import DAILY_SIGNAL_LIMIT
 from contract.schema import AppState, ErrorClass, FrictionType, Outcome
 
 REPEAT = 15
@@ -139,26 +140,39 @@ def _collector(state: str, tmp: Path) -> Iterator[int]:
 
 
 def report_latency(calls: int = REPORT_CALLS) -> None:
-    """p50/p99 of one ``report_friction`` call, consent on, against each collector state."""
+    """p50/p99 of one ``report_friction`` call, consent on, against each collector state.
+
+    Every call is one that is sent (or queued): an installation sends at most
+    ``DAILY_SIGNAL_LIMIT`` signals a day, so each ``DAILY_SIGNAL_LIMIT`` calls come from a new
+    installation (a new ``LMCP_HOME``, set up outside the timed call)."""
     kinds = ("cannot_complete", "repeated_failure", "task_abandoned", "workaround_needed")
     rows = []
     for state in ("up", "down (refused)", "black-holed"):
         with tempfile.TemporaryDirectory() as tmp, _collector(state.split()[0], Path(tmp)) as port:
-            env = {
-                "LMCP_HOME": str(Path(tmp, "home")),
-                "LMCP_COLLECTOR_URL": f"http://127.0.0.1:{port}",
-            }
-            rt = Runtime.from_env(env)
-            rt.consent.set_enabled(True)
             tools = [t.name for t in load_catalogue()]
-            times, sent = [], 0
+            times, sent, bounded = [], 0, 0
+            rt: Runtime | None = None
             for i in range(calls):
+                if i % DAILY_SIGNAL_LIMIT == 0:
+                    if rt is not None:
+                        rt.close()
+                    env = {
+                        "LMCP_HOME": str(Path(tmp, f"home-{i}")),
+                        "LMCP_COLLECTOR_URL": f"http://127.0.0.1:{port}",
+                    }
+                    rt = Runtime.from_env(env)
+                    rt.consent.set_enabled(True)
+                assert rt is not None
                 args = {"friction_type": kinds[i % 4], "tool_attempted": tools[i % len(tools)]}
                 started = time.perf_counter()
                 reply = rt.reporter.report(args)
                 times.append((time.perf_counter() - started) * 1000)
                 sent += reply.get("sent") is True
-            rt.close()
+                bounded += reply.get("reason") in ("daily_duplicate", "daily_limit")
+            if rt is not None:
+                rt.close()
+            if bounded:
+                raise RuntimeError(f"{bounded} calls hit the daily bound: not the path measured")
         p50, p99 = percentile(times, 50), percentile(times, 99)
         rows.append(
             (
