@@ -20,7 +20,6 @@ from typing import Annotated, NoReturn
 
 import duckdb
 import typer
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -38,6 +37,7 @@ from analysis._remote import RemoteError, fetch_answer
 from analysis._rows import Row, TrendRow
 from analysis._synth import synthesize
 from analysis.report import answer_all, build_report, format_cell, write_pngs, write_report
+from client._console import make_console
 from collector.releases.store import DEFAULT_EPSILON
 
 __all__ = ["app", "answer_table"]
@@ -47,8 +47,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
 )
-console = Console()
-err = Console(stderr=True)
+console = make_console()
+err = make_console(stderr=True)
 
 DbOpt = Annotated[
     Path | None,

@@ -13,8 +13,8 @@ import os
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 
+from client._console import make_console
 from client.collector_url import URL_VARIABLE, collector_url, url_problem
 from client.consent import ConsentGate, SignalsMode
 from client.paths import LmcpHome
@@ -32,7 +32,7 @@ HELP = (
 )
 
 app = typer.Typer(no_args_is_help=True, help=HELP, add_completion=False)
-console = Console()
+console = make_console()
 _URL_VAR = URL_VARIABLE
 
 

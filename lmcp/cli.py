@@ -201,9 +201,10 @@ def _catalogue(
     raw: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Print the data catalogue: every field the pipeline sends or keeps, generated from code."""
-    from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
+    from client._console import make_console
     from lmcp.datacatalogue import generate, render_json, render_markdown
     from lmcp.privacy_params import print_privacy, privacy_parameters
 
@@ -213,13 +214,15 @@ def _catalogue(
     elif markdown:
         typer.echo(render_markdown(data), nl=False)
     else:
+        console = make_console()
         for fmt in data.formats:
             table = Table("field", "type", "values", "example", title=f"{fmt.title} ({fmt.key})")
             for f in fmt.fields:
-                table.add_row(f.name, f.type, f.values, f.example)
-            Console().print(table)
+                # Escaped: a type such as ``date32[day]`` is text, not rich markup.
+                table.add_row(*(escape(cell) for cell in (f.name, f.type, f.values, f.example)))
+            console.print(table)
         for omitted in data.omitted:
-            Console().print(f"omitted: {omitted}")
+            console.print(f"omitted: {escape(omitted)}")
         print_privacy(privacy_parameters())
 
 

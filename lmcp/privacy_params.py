@@ -151,10 +151,12 @@ def privacy_markdown(p: PrivacyParameters) -> list[str]:
 
 def print_privacy(p: PrivacyParameters) -> None:
     """The section as rich tables (``lmcp signals catalogue``)."""
-    from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
-    console = Console()
+    from client._console import make_console
+
+    console = make_console()
     console.print(_bound_line(p))
     if p.omitted:
         console.print(f"omitted: {p.omitted}")
@@ -162,9 +164,9 @@ def print_privacy(p: PrivacyParameters) -> None:
     console.print(_budget_line(p))
     cubes = Table(*_CUBE_HEAD, title="Privacy parameters: released cubes")
     for c in p.cubes:
-        cubes.add_row(*(cell.strip("`") for cell in _cube_row(c)))
+        cubes.add_row(*(escape(cell.strip("`")) for cell in _cube_row(c)))
     console.print(cubes)
     roles = Table("role", "setting", "reads", title="Roles")
     for r in p.roles:
-        roles.add_row(r.name, r.setting, r.reads)
+        roles.add_row(escape(r.name), escape(r.setting), escape(r.reads))
     console.print(roles)

@@ -95,13 +95,16 @@ def _details(result: ToolResult) -> dict[str, Any]:
 
 
 def _table(title: str, header: list[str], rows: list[list[str]], *, err: bool = False) -> None:
-    from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
+
+    from client._console import make_console
 
     table = Table(*header, title=title, title_justify="left", header_style="bold cyan")
     for row in rows:
-        table.add_row(*row)
-    Console(stderr=err).print(table)
+        # Escaped: a recipe's text (``${steps[0].result.x}``) is shown as written, not as markup.
+        table.add_row(*(escape(str(cell)) for cell in row))
+    make_console(stderr=err).print(table)
 
 
 def _steps_table(steps: list[dict[str, Any]], *, err: bool = False) -> None:
