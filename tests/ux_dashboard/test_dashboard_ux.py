@@ -118,7 +118,10 @@ def test_an_inverted_date_range_is_an_error_inside_the_page(
         page.click("#apply")
     response = answer.value
     assert response.headers["content-type"].startswith("text/html")
+    # The page streams (its head first): wait for the whole document, not only the response.
+    page.wait_for_load_state("load")
     error = page.locator("#page-error")
+    error.wait_for(state="visible", timeout=15_000)
     assert error.is_visible()
     assert "From" in error.inner_text() and "To" in error.inner_text()
     box, form = error.bounding_box(), page.locator("#filters").bounding_box()
