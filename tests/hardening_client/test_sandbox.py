@@ -101,7 +101,7 @@ def test_sandbox_script_cannot_write_outside_its_folder(tmp_path: Path) -> None:
     target = tmp_path / "escape.txt"
     run = _run(
         "import sys\nok=[]\n"
-        "for p in (sys.argv[1], '/tmp/escape', '/usr/escape', '/work/../escape'):\n"
+        "for p in (sys.argv[1], '/tmp/escape', '/usr/escape', '/srv/../escape'):\n"
         "    try:\n        open(p,'w').write('x'); ok.append(p)\n"
         "    except OSError:\n        pass\n"
         "open('inside.txt','w').write('fine')\nprint(len(ok))\n",
