@@ -55,9 +55,6 @@ class CollectorSettings(BaseSettings):
         default_factory=list,
         description="Bearer tokens of the team's read API (several allowed). Empty: reads closed.",
     )
-    triage_k: int = Field(
-        default=5, ge=2, description="k-anonymity threshold: published groups smaller are hidden."
-    )
 
     # -- the steward role and the releases (docs/privacy.md)
     steward_tokens: list[StewardToken] = Field(

@@ -86,9 +86,7 @@ _TOOLS = frozenset(t.name for t in load_catalogue()) - {"report_friction"}
 
 @pytest.fixture(scope="module")
 def pipeline(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pipeline]:
-    with start_pipeline(
-        tmp_path_factory.mktemp("generated"), team=TEAM, steward=STEWARD, k=K
-    ) as handle:
+    with start_pipeline(tmp_path_factory.mktemp("generated"), team=TEAM, steward=STEWARD) as handle:
         yield handle
 
 

@@ -60,7 +60,7 @@ REPO = Path(__file__).resolve().parent.parent
 ARTIFACTS = REPO / "test-artifacts"
 TOKEN = "pipeline-audit-read-token-not-a-secret"
 STEWARD = "pipeline-audit-steward-token-not-a-secret"
-K = 2  # the smallest k the collector accepts: the most rows reach the published views
+K = 2  # the smallest k of the steward's exact report: the most rows reach it
 #: The audit's own budget, not the hypothesis profile's: each example is a whole pipeline run
 #: and the closing figures report how many ran; raise it with these variables for a deep audit.
 CLIENT_EXAMPLES = int(os.environ.get("LMCP_AUDIT_EXAMPLES", "12"))
@@ -72,9 +72,7 @@ MUTE_OWN_CLIENT = ("httpx", "httpcore")  # the TEST's requests carry canaries on
 
 @pytest.fixture(scope="module")
 def pipeline(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pipeline]:
-    with start_pipeline(
-        tmp_path_factory.mktemp("pipeline"), team=TOKEN, steward=STEWARD, k=K
-    ) as handle:
+    with start_pipeline(tmp_path_factory.mktemp("pipeline"), team=TOKEN, steward=STEWARD) as handle:
         yield handle
 
 

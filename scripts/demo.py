@@ -84,7 +84,6 @@ class Server:
             "LMCP_COLLECTOR_READ_TOKENS": json.dumps(
                 [t.get_secret_value() for t in settings.read_tokens]
             ),
-            "LMCP_COLLECTOR_TRIAGE_K": str(settings.triage_k),
             "LMCP_COLLECTOR_RETENTION_DAYS": str(settings.retention_days),
             "LMCP_COLLECTOR_RATE_LIMIT_ENABLED": "false",
             "LMCP_COLLECTOR_RELEASE_EPSILON_PER_DAY": str(settings.release_epsilon_per_day),
@@ -281,7 +280,6 @@ def main(argv: list[str] | None = None) -> int:
         steward_tokens=[StewardToken(label="demo-check", token=SecretStr(steward))],
         # A demo's small fleet: a large epsilon so its releases show something (docs/privacy.md).
         release_epsilon_per_day=DEMO_EPSILON,
-        triage_k=5,
         retention_days=365,
         rate_limit_enabled=False,
     )

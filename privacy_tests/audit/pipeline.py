@@ -58,7 +58,7 @@ class Pipeline:
 
 
 @contextmanager
-def start_pipeline(tmp: Path, *, team: str, steward: str, k: int) -> Iterator[Pipeline]:
+def start_pipeline(tmp: Path, *, team: str, steward: str) -> Iterator[Pipeline]:
     logs = LogCapture()
     undo_root = attach_everywhere(logs)  # the collector's start-up is captured too
     otel = OtelCapture()
@@ -67,7 +67,6 @@ def start_pipeline(tmp: Path, *, team: str, steward: str, k: int) -> Iterator[Pi
         read_tokens=[SecretStr(team)],
         steward_tokens=[StewardToken(label="audit", token=SecretStr(steward))],
         rate_limit_enabled=False,
-        triage_k=k,
     )
     server = running_collector(settings, span_exporter=otel.spans, metric_reader=otel.metrics)
     base = server.__enter__()

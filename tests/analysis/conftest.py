@@ -145,7 +145,6 @@ def collector_url(tmp_path_factory: pytest.TempPathFactory, synth_path: Path) ->
         steward_tokens=[StewardToken(label="test-steward", token=SecretStr(STEWARD_TOKEN))],
         release_epsilon_per_day=TEST_EPSILON,
         release_split=TEST_SPLIT,
-        triage_k=5,
         retention_days=36500,
         rate_limit_enabled=False,
     )
