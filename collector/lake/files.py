@@ -74,6 +74,21 @@ class LakeReader:
     def paths(self, files: Sequence[LakeFile]) -> list[str]:
         return [f"{self.root}/{urllib.parse.unquote(f.path)}" for f in files]
 
+    def dataset(
+        self, files: Sequence[LakeFile], schema: pa.Schema, *, partition: str = PARTITION
+    ) -> pads.Dataset:
+        """A lazy Arrow dataset of ``files`` (read as scanned: memory stays bounded)."""
+        if not files:
+            return pads.dataset(schema.empty_table())
+        return pads.dataset(
+            self.paths(files),
+            schema=schema,
+            format="parquet",
+            filesystem=self.filesystem,
+            partitioning=pads.partitioning(pa.schema([(partition, pa.date32())]), flavor="hive"),
+            partition_base_dir=self.root,
+        )
+
     def read(
         self,
         files: Sequence[LakeFile],
@@ -83,15 +98,5 @@ class LakeReader:
         partition: str = PARTITION,
     ) -> pa.Table:
         """The rows of ``files`` (``schema``: the table's; ``partition`` from the paths)."""
-        if not files:
-            empty = schema.empty_table()
-            return empty.select(list(columns)) if columns is not None else empty
-        dataset = pads.dataset(
-            self.paths(files),
-            schema=schema,
-            format="parquet",
-            filesystem=self.filesystem,
-            partitioning=pads.partitioning(pa.schema([(partition, pa.date32())]), flavor="hive"),
-            partition_base_dir=self.root,
-        )
+        dataset = self.dataset(files, schema, partition=partition)
         return dataset.to_table(columns=list(columns) if columns is not None else None)

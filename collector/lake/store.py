@@ -187,10 +187,15 @@ class LakeStore:
         name: str = "lake_rows",
         table: DeltaTable | None = None,
         days: Collection[dt.date] | None = None,
+        *,
+        lazy: bool = False,
     ) -> bool:
         """Views over the files of ``table`` (default: the newest version), rows as stored:
         ``name`` (all), ``{name}_compacted`` and ``{name}_open`` (not compacted yet); only the
-        files of ``days`` when given. Returns whether any file is not compacted."""
+        files of ``days`` when given. Returns whether any file is not compacted.
+
+        On S3 the rows are copied into ``con`` unless ``lazy``: then a lazy Arrow dataset is
+        registered (memory stays bounded, but only ``con`` itself sees it, not its cursors)."""
         self.create()
         dtable = self.table() if table is None else table
         files = [f for f in lake_files(dtable) if days is None or f.day in days]
@@ -218,7 +223,10 @@ class LakeStore:
             # DuckDB reads s3:// only through its httpfs extension, which is not installable
             # offline: Arrow reads the objects, and the rows are copied into the connection
             # (a registered Arrow object would be invisible to the connection's cursors).
-            self._copy(con, name, reader.read(files, LAKE_SCHEMA))
+            if lazy:
+                con.register(name, reader.dataset(files, LAKE_SCHEMA))
+            else:
+                self._copy(con, name, reader.read(files, LAKE_SCHEMA))
             for view, flag in ((f"{name}_compacted", ""), (f"{name}_open", "NOT ")):
                 con.execute(
                     f"CREATE OR REPLACE VIEW {view} AS SELECT * FROM {name} WHERE {flag}compacted"
@@ -239,16 +247,18 @@ class LakeStore:
         *,
         table: DeltaTable | None = None,
         days: Collection[dt.date] | None = None,
+        lazy: bool = False,
     ) -> None:
         """Create the view ``signals``: the collector's columns and types, each id once.
 
         Compacted rows are unique across the table (``compact_day``) and read as they are; the
         rest are reduced to one row per id (the earliest ``received_day``), minus the ids
         already compacted. With every file compacted, the view is a plain projection.
+        ``lazy``: see ``relation``.
         ``days`` restricts it to those received days, which is exact for days whose files are
         all compacted (the release job's); ``table`` pins a version.
         """
-        any_open = self.relation(con, "lake_rows", table, days)
+        any_open = self.relation(con, "lake_rows", table, days, lazy=lazy)
         cols, enums = signal_columns()
         known = {str(r[0]) for r in con.execute("SELECT type_name FROM duckdb_types()").fetchall()}
         for enum, values in enums:
