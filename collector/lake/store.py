@@ -15,19 +15,27 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import duckdb
 import pyarrow as pa
 from deltalake import CommitProperties, DeltaTable, write_deltalake
-from deltalake.exceptions import TableNotFoundError
+from deltalake.exceptions import CommitFailedError, TableNotFoundError
 
-from collector.lake.files import PARTITION, LakeReader, lake_files
+from collector.lake.files import PARTITION, LakeFile, LakeReader, lake_files
 from collector.rows import ROWS
 
-__all__ = ["LAKE_SCHEMA", "TABLE_CONFIGURATION", "LakeStore", "lake_rows", "signal_columns"]
+__all__ = [
+    "LAKE_SCHEMA",
+    "TABLE_CONFIGURATION",
+    "LakeStore",
+    "lake_rows",
+    "parquet_scan",
+    "shaped_columns",
+    "signal_columns",
+]
 
 #: Delta has no unsigned integers and no UUID: ids are their 16 bytes (byte order is UUID
 #: order), unsigned columns widen to the next signed type. ``compacted`` marks rewritten rows.
@@ -45,6 +53,8 @@ TABLE_CONFIGURATION = {"delta.dataSkippingStatsColumns": "compacted"}
 #: Commits a writer may retry after losing the race for a version (3 busy collectors lose
 #: several in a row; each retry re-reads only the new log entries).
 MAX_COMMIT_RETRIES = 200
+#: Appends tried again after a refusal for a stale read version (a job committed meanwhile).
+STALE_RETRIES = 3
 
 
 def lake_rows(rows: pa.Table, received_day: dt.date, *, compacted: bool = False) -> pa.Table:
@@ -86,6 +96,34 @@ def signal_columns() -> tuple[list[tuple[str, str]], list[tuple[str, list[str]]]
     finally:
         con.close()
     return [(str(name), str(kind)) for name, kind in rows], enums
+
+
+def shaped_columns(con: duckdb.DuckDBPyConnection) -> str:
+    """The SELECT list that turns ``LAKE_SCHEMA`` rows into the collector's ``signals`` columns
+    and types (creating on ``con`` the ENUM types it casts to, if missing)."""
+    cols, enums = signal_columns()
+    known = {str(r[0]) for r in con.execute("SELECT type_name FROM duckdb_types()").fetchall()}
+    for enum, values in enums:
+        if enum not in known:
+            listed = ", ".join("'" + v.replace("'", "''") + "'" for v in values)
+            con.execute(f"CREATE TYPE {enum} AS ENUM ({listed})")
+    return ", ".join(
+        (
+            "CAST(hex(signal_id) AS UUID) AS signal_id"
+            if name == "signal_id"
+            else f'CAST("{name}" AS {kind}) AS "{name}"'
+        )
+        for name, kind in cols
+    )
+
+
+def parquet_scan(reader: LakeReader, files: Sequence[LakeFile]) -> str:
+    """A DuckDB ``SELECT`` over local lake ``files`` (``received_day`` from their paths)."""
+    listed = ", ".join("'" + p.replace("'", "''") + "'" for p in reader.paths(files))
+    return (
+        f"SELECT * FROM read_parquet([{listed}], hive_partitioning = true, "
+        f"hive_types = {{'{PARTITION}': DATE}}, union_by_name = true)"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,16 +185,28 @@ class LakeStore:
         self.create()
         if self._live is None:
             self._live = self.table()
-        write_deltalake(
-            self._live,
-            table.select(LAKE_SCHEMA.names).cast(LAKE_SCHEMA),
-            mode="append",
-            partition_by=[PARTITION],
-            storage_options=self.storage_options,
-            commit_properties=CommitProperties(
-                custom_metadata=dict(metadata or {}), max_commit_retries=MAX_COMMIT_RETRIES
-            ),
-        )
+        rows = table.select(LAKE_SCHEMA.names).cast(LAKE_SCHEMA)
+        for attempt in range(STALE_RETRIES + 1):
+            try:
+                write_deltalake(
+                    self._live,
+                    rows,
+                    mode="append",
+                    partition_by=[PARTITION],
+                    storage_options=self.storage_options,
+                    commit_properties=CommitProperties(
+                        custom_metadata=dict(metadata or {}),
+                        max_commit_retries=MAX_COMMIT_RETRIES,
+                    ),
+                )
+                return
+            except CommitFailedError:
+                # delta-rs refuses an append whose read version predates a commit that removed
+                # files (compaction, retention), although an append reads nothing: read the
+                # log up to now and append again (the refused attempt committed nothing).
+                if attempt == STALE_RETRIES:
+                    raise
+                self._live.update_incremental()
 
     def exists(self) -> bool:
         return DeltaTable.is_deltatable(self.uri, self.storage_options)
@@ -213,12 +263,7 @@ class LakeStore:
                 if not group:
                     self._copy(con, view, LAKE_SCHEMA.empty_table())
                     continue
-                listed = ", ".join("'" + p.replace("'", "''") + "'" for p in reader.paths(group))
-                con.execute(
-                    f"CREATE OR REPLACE VIEW {view} AS SELECT * FROM read_parquet([{listed}], "
-                    f"hive_partitioning = true, hive_types = {{'{PARTITION}': DATE}}, "
-                    "union_by_name = true)"
-                )
+                con.execute(f"CREATE OR REPLACE VIEW {view} AS {parquet_scan(reader, group)}")
         else:
             # DuckDB reads s3:// only through its httpfs extension, which is not installable
             # offline: Arrow reads the objects, and the rows are copied into the connection
@@ -259,20 +304,7 @@ class LakeStore:
         all compacted (the release job's); ``table`` pins a version.
         """
         any_open = self.relation(con, "lake_rows", table, days, lazy=lazy)
-        cols, enums = signal_columns()
-        known = {str(r[0]) for r in con.execute("SELECT type_name FROM duckdb_types()").fetchall()}
-        for enum, values in enums:
-            if enum not in known:
-                listed = ", ".join("'" + v.replace("'", "''") + "'" for v in values)
-                con.execute(f"CREATE TYPE {enum} AS ENUM ({listed})")
-        shaped = ", ".join(
-            (
-                "CAST(hex(signal_id) AS UUID) AS signal_id"
-                if name == "signal_id"
-                else f'CAST("{name}" AS {kind}) AS "{name}"'
-            )
-            for name, kind in cols
-        )
+        shaped = shaped_columns(con)
         view = f"SELECT {shaped} FROM lake_rows_compacted"
         if any_open:
             view += f"""

@@ -18,12 +18,13 @@ import duckdb
 import httpx
 import pytest
 
-from collector.lake.jobs import compact
+from collector.lake.jobs import compact, retain
 from collector.lake.seaweed import LoopbackSeaweed
 from collector.lake.store import LakeStore
 from collector.settings import CollectorSettings
 from scripts._lake_cluster import Collectors, random_signals, send_load
 from tests._servers import running_collector
+from tests.lake.conftest import rows
 
 
 def _ids(store: LakeStore) -> list[str]:
@@ -62,6 +63,38 @@ def test_every_answer_follows_its_commit(tmp_path: Path) -> None:
     ids = _ids(store)
     assert len(ids) == len(set(ids)) == sum(len(b) for b in batches)
     assert store.count() == len(ids) + 40  # the retry is stored, and read once
+
+
+def test_a_collector_keeps_appending_while_the_jobs_rewrite_and_delete(tmp_path: Path) -> None:
+    """Compaction and retention commit file removals while collectors hold a live table: the
+    collectors' next appends (today's, and a late one into the rewritten day) are answered
+    200 and stored, never refused for the job's commit."""
+    uri = str(tmp_path / "lake")
+    settings = CollectorSettings(
+        db_path=tmp_path / "c.duckdb", lake_uri=uri, rate_limit_enabled=False
+    )
+    store = LakeStore(uri)
+    today = dt.datetime.now(dt.UTC).date()
+    yesterday = today - dt.timedelta(days=1)
+    rng = random.Random(5)
+    sent: list[dict[str, object]] = []
+    with running_collector(settings) as url:
+
+        def post(items: list[dict[str, object]]) -> int:
+            sent.extend(items)
+            answer = httpx.post(url + "/v1/signals", json={"signals": items}, trust_env=False)
+            return answer.status_code
+
+        assert post(random_signals(rng, 20, today.isoformat())) == 200  # the live table
+        store.append(rows(30, seed=4, received_day=yesterday))
+        store.append(rows(30, seed=5, received_day=today - dt.timedelta(days=100)))
+        compact(store, today)  # rewrites yesterday and the old day: files removed
+        assert post(random_signals(rng, 20, today.isoformat())) == 200
+        retain(store, today, 90, grace_hours=0)  # deletes the old day: files removed again
+        assert post(random_signals(rng, 20, today.isoformat())) == 200
+    ids = set(_ids(store))
+    assert {str(s["signal_id"]) for s in sent} <= ids
+    assert len(ids) == 60 + 30
 
 
 @pytest.mark.slow
