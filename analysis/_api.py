@@ -57,12 +57,16 @@ def open_db(path: Path | str) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def open_lake(uri: str, *, raw: bool = False) -> duckdb.DuckDBPyConnection:
+def open_lake(
+    uri: str, *, raw: bool = False, mirror: Path | None = None
+) -> duckdb.DuckDBPyConnection:
     """Open a lake (a Delta table's folder or ``s3://`` URI; S3 credentials from the
     ``LMCP_COLLECTOR_LAKE_S3_*`` settings): an in-memory connection holding the lake's
     released cells (``release_days``, ``release_cells``, as in a file; ``lmcp lake release``
     stores them). ``raw``: also ``signals``, a view over the table's current files, each id
-    once (``collector/lake/store.py``), the steward's view."""
+    once (``collector/lake/store.py``), the steward's view. ``mirror`` (with ``raw``): the
+    connection is on that local DuckDB copy of the compacted days instead, synced first
+    (``collector/lake/mirror.py``; raises ``MirrorError`` for a file it must not touch)."""
     from collector.lake.releases import connect
     from collector.lake.sink import lake_from_settings
     from collector.settings import CollectorSettings
@@ -70,6 +74,12 @@ def open_lake(uri: str, *, raw: bool = False) -> duckdb.DuckDBPyConnection:
     store = lake_from_settings(CollectorSettings(), uri)
     if not store.exists():
         raise FileNotFoundError("no Delta table at the given URI")
+    if mirror is not None:
+        if not raw:
+            raise ValueError("a mirror holds raw rows: it needs raw=True")
+        from collector.lake.mirror import open_mirrored
+
+        return open_mirrored(store, mirror)[0]
     return connect(store, raw=raw)
 
 

@@ -73,6 +73,15 @@ PlatformOpt = Annotated[str | None, typer.Option(help="macos, windows or linux."
 VersionOpt = Annotated[str | None, typer.Option("--version", help="1, 1.4 or 1.4.2.")]
 ToolOpt = Annotated[str | None, typer.Option(help="A catalogue tool name.")]
 KOpt = Annotated[int, typer.Option("--k", min=2, help="With --exact: hide groups smaller.")]
+MirrorOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--mirror",
+        help="With --lake --exact: a local DuckDB copy of the compacted days, kept in step with "
+        "the lake (created if absent; it holds raw rows).",
+        dir_okay=False,
+    ),
+]
 ExactOpt = Annotated[
     bool,
     typer.Option("--exact", help="With --db or --lake: exact figures from raw rows (the steward)."),
@@ -147,6 +156,25 @@ def answer_table(answer: Answer[Row], *, max_rows: int | None = None) -> Table:
     return table
 
 
+def _open(
+    db: Path | None, lake: str | None, *, exact: bool, mirror: Path | None
+) -> duckdb.DuckDBPyConnection:
+    """The connection ``--db`` or ``--lake`` (with ``--mirror``) names; one-line errors."""
+    if mirror is not None and (lake is None or not exact):
+        raise typer.BadParameter("--mirror needs --lake and --exact (it mirrors raw rows)")
+    try:
+        if lake is None:
+            return open_db(db)  # type: ignore[arg-type]
+        from collector.lake.mirror import MirrorError  # deltalake: lake only
+
+        try:
+            return open_lake(lake, raw=exact, mirror=mirror)
+        except MirrorError as exc:
+            raise typer.BadParameter(f"--mirror: {exc}") from None
+    except FileNotFoundError:
+        raise typer.BadParameter("--db/--lake: nothing there") from None
+
+
 def _answer(
     question: Question,
     *,
@@ -158,16 +186,14 @@ def _answer(
     limit: int,
     exact: bool = False,
     lake: str | None = None,
+    mirror: Path | None = None,
 ) -> Answer[Row]:
     if [db, url, lake].count(None) != 2:
         raise typer.BadParameter("give exactly one of --db, --url and --lake")
     if exact and db is None and lake is None:
         raise typer.BadParameter("--exact needs --db or --lake (a collector answers with releases)")
     if db is not None or lake is not None:
-        try:
-            con = open_lake(lake, raw=exact) if lake is not None else open_db(db)  # type: ignore[arg-type]
-        except FileNotFoundError:
-            raise typer.BadParameter("--db/--lake: nothing there") from None
+        con = _open(db, lake, exact=exact, mirror=mirror)
         try:
             if exact:
                 return ask(con, question, filters, k=k, limit=limit)
@@ -271,6 +297,7 @@ def _command(question: Question) -> Callable[..., None]:
         as_json: JsonOpt = False,
         exact: ExactOpt = False,
         lake: LakeOpt = None,
+        mirror: MirrorOpt = None,
         fmt: FormatOpt = None,
     ) -> None:
         filters = _filters(start, end, platform, version, tool)
@@ -284,6 +311,7 @@ def _command(question: Question) -> Callable[..., None]:
             limit=limit,
             exact=exact,
             lake=lake,
+            mirror=mirror,
         )
         emit(_limited(answer, limit), OutputFormat.json if as_json else fmt)
 
@@ -315,14 +343,12 @@ def report_command(
     k: KOpt = DEFAULT_K,
     exact: ExactOpt = False,
     lake: LakeOpt = None,
+    mirror: MirrorOpt = None,
 ) -> None:
     """Write the self-contained HTML triage report (offline: inline SVG charts, no script)."""
     filters = _filters(start, end, platform, version, tool)
     if (db is None) != (lake is None) and url is None:
-        try:
-            con = open_lake(lake, raw=exact) if lake is not None else open_db(db)  # type: ignore[arg-type]
-        except FileNotFoundError:
-            raise typer.BadParameter("--db/--lake: nothing there") from None
+        con = _open(db, lake, exact=exact, mirror=mirror)
         try:
             answers = answer_all(con, filters, k=k, exact=exact)
         except duckdb.CatalogException:
