@@ -10,8 +10,9 @@ no row is lost; the next run tries again. A day whose files are all compacted is
 ``retain`` deletes the rows outside the retention window (the collector's rule: ``day`` or
 ``received_day`` before the first kept day), touching closed days only so it never conflicts
 with today's appends, then VACUUMs: the removed files are deleted from the store, not only
-unlinked from the log. VACUUM here deletes only files the log has removed (delta-rs's lite
-mode), never a file a writer has written but not committed yet.
+unlinked from the log, and so are orphans (files no commit names, left by a writer killed
+before its commit) once older than ``ORPHAN_AGE_HOURS``, never a file a writer has written
+and is about to commit.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from collector.retention import first_kept_day
 
 __all__ = ["CompactResult", "RetainResult", "compact", "compact_day", "retain"]
 
+#: Age after which a data file that no commit names is an orphan, not a write in flight.
+ORPHAN_AGE_HOURS = 1
 #: Target size of a compacted file: a day of 100 M signals is a few dozen files.
 TARGET_FILE_BYTES = 256 * 1024 * 1024
 
@@ -131,6 +134,15 @@ def retain(
     )
     vacuumed = store.table().vacuum(
         retention_hours=grace_hours, enforce_retention_duration=False, dry_run=False
+    )
+    # Files no commit ever named (a writer killed between writing and committing) hold raw
+    # rows too: the full mode deletes them, only once older than any write takes, so a file
+    # a live writer is about to commit is never one of them.
+    vacuumed += store.table().vacuum(
+        retention_hours=max(grace_hours, ORPHAN_AGE_HOURS),
+        enforce_retention_duration=False,
+        dry_run=False,
+        full=True,
     )
     released, release_files = LakeReleases(store).retain(kept, grace_hours)
     deleted = int(metrics.get("num_deleted_rows", 0) or 0)
