@@ -200,7 +200,8 @@ class LakeSteward:
             raise
         return con
 
-    def _view(self, con: duckdb.DuckDBPyConnection, since: dt.date | None) -> None:
+    def view(self, con: duckdb.DuckDBPyConnection, since: dt.date | None) -> None:
+        """Create ``signals`` on ``con``: the newest version, the days ``since`` needs."""
         table = self.store.table()  # one version for the whole read
         days = days_to_read(lake_files(table), since)
         self.store.signals_relation(con, table=table, days=days, lazy=True)
@@ -208,7 +209,7 @@ class LakeSteward:
     def count_sync(self, sql: str, since: dt.date | None) -> int:
         con = self._connect()
         try:
-            self._view(con, since)
+            self.view(con, since)
             row = con.execute(sql, [since]).fetchone()
             return int(row[0]) if row else 0
         finally:
@@ -220,7 +221,7 @@ class LakeSteward:
     def _start(self, sql: str, since: dt.date | None) -> _LakeStream:
         con = self._connect()
         try:
-            self._view(con, since)
+            self.view(con, since)
             reader = con.sql(sql, params=[since]).to_arrow_reader(EXPORT_BATCH_ROWS)
         except BaseException:
             con.close()
