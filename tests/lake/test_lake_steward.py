@@ -101,7 +101,8 @@ def cluster(tmp_path: Path, store: LakeStore, **lake: Any) -> Iterator[Cluster]:
                 ("file", {}),
             )
         ]
-        yield Cluster(*urls, store=store, clock=clock, backups=backups)
+        a, b, file = urls
+        yield Cluster(a, b, file, store=store, clock=clock, backups=backups)
 
 
 def _post(url: str, items: list[dict[str, Any]]) -> None:
@@ -225,8 +226,8 @@ def test_backup_is_one_version_of_the_lake_and_opens_with_analysis(tmp_path: Pat
     file_copy = c.backups / "file" / from_file.json()["file"]
     assert sorted(p.name for p in copy.parent.iterdir()) == [copy.name]  # no partial left
     with duckdb.connect(str(copy), read_only=True) as con:
-        n, ids = con.execute("SELECT count(*), count(DISTINCT signal_id) FROM signals").fetchone()
-        assert n == ids == DISTINCT + 10
+        counted = con.execute("SELECT count(*), count(DISTINCT signal_id) FROM signals")
+        assert counted.fetchone() == (DISTINCT + 10, DISTINCT + 10)
         records = con.execute("SELECT count(*) FROM release_days").fetchone()
         lake_rows = LakeReleases(store).read()
         assert records == (lake_rows.filter(pc.is_null(lake_rows["key"])).num_rows,)
