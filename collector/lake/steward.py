@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import threading
+import uuid
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
@@ -193,8 +194,12 @@ class LakeSteward:
         con = duckdb.connect(":memory:", config={"threads": self._threads})
         try:
             con.execute("SET enable_progress_bar = false")
-            if self._spill_dir is not None:  # a large sort spills beside the collector's file
-                con.execute(f"SET temp_directory = '{_literal(self._spill_dir)}'")
+            if self._spill_dir is not None:
+                # A large sort spills beside the collector's file, in a folder of this
+                # connection's own: DuckDB removes a folder it created when it closes.
+                self._spill_dir.mkdir(parents=True, exist_ok=True)
+                own = self._spill_dir / uuid.uuid4().hex
+                con.execute(f"SET temp_directory = '{_literal(own)}'")
         except BaseException:
             con.close()
             raise
@@ -275,9 +280,9 @@ def _literal(path: Path) -> str:
 
 def lake_steward(settings: CollectorSettings) -> LakeSteward:
     """The steward's source of a collector serving ``settings.lake_uri``: large sorts spill
-    where the file mode's would (beside ``db_path``), on the collector's DuckDB threads."""
+    beside ``db_path`` (as the file mode's do), on the collector's DuckDB threads."""
     return LakeSteward(
         lake_from_settings(settings),
-        spill_dir=Path(f"{settings.db_path}.tmp"),
+        spill_dir=Path(f"{settings.db_path}.steward.tmp"),
         threads=settings.duckdb_threads,
     )
