@@ -126,9 +126,9 @@ class LakeAudit:
         except TableNotFoundError:
             return []
         acts = pa.table(table.get_add_actions(flatten=True))
-        files = [
-            LakeFile(str(path), dt.date.min, 0, 0, True) for path in acts.column("path").to_pylist()
-        ] if acts.num_rows else []  # fmt: skip
+        paths = acts.column("path").to_pylist() if acts.num_rows else []
+        # Only the paths matter here: the reader takes ``read_day`` from each file's path.
+        files = [LakeFile(str(path), dt.date.min, 0, 0, True) for path in paths]
         rows = LakeReader(table.table_uri, self.storage_options).read(
             files, AUDIT_SCHEMA, partition=_DAY
         )
