@@ -99,6 +99,9 @@ class BatchStream(Protocol):
     @property
     def schema(self) -> pa.Schema: ...
 
+    @property
+    def closed(self) -> bool: ...
+
     async def next_batch(self) -> pa.RecordBatch | None: ...
 
     async def close(self) -> None: ...
@@ -128,6 +131,10 @@ class _CursorStream:
     def schema(self) -> pa.Schema:
         schema: pa.Schema = self._reader.schema
         return schema
+
+    @property
+    def closed(self) -> bool:
+        return self._cursor is None
 
     async def next_batch(self) -> pa.RecordBatch | None:
         return await self._db.run(lambda _con: next_batch(self._reader))

@@ -163,6 +163,10 @@ class _LakeStream:
     def schema(self) -> pa.Schema:
         return self._reader.schema
 
+    @property
+    def closed(self) -> bool:
+        return self._con is None
+
     def _next(self) -> pa.RecordBatch | None:
         with self._lock:
             return None if self._con is None else next_batch(self._reader)

@@ -16,6 +16,7 @@ import io
 import json
 import random
 import shutil
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from fastapi import FastAPI
 from pydantic import SecretStr
 from typer.testing import CliRunner
 
@@ -36,11 +38,12 @@ from collector.lake.releases import LakeReleases, release
 from collector.lake.seaweed import LoopbackSeaweed
 from collector.lake.steward import AUDIT_DIR, LakeAudit, LakeSteward
 from collector.lake.store import LakeStore
+from collector.read_routes import BatchStream, build_read_router
 from collector.releases.store import PrivacyParams
 from collector.settings import CollectorSettings, StewardToken
 from lmcp.cli import app
 from scripts._lake_cluster import random_signals
-from tests._servers import running_collector
+from tests._servers import _serving, running_collector
 from tests.lake.conftest import rows
 
 STEWARD = "lake-steward-token-0123456789"
@@ -334,3 +337,43 @@ def test_since_reads_only_its_days_once_they_are_compacted(tmp_path: Path) -> No
     compact(store, D3)
     assert read(D2) == ({D2}, 20)
     assert read(D3) == (set(), 0)
+
+
+class _Watched(LakeSteward):
+    """The real lake steward, keeping the streams it opened (to see them closed)."""
+
+    def __init__(self, store: LakeStore) -> None:
+        super().__init__(store)
+        self.streams: list[BatchStream] = []
+
+    async def stream(self, sql: str, since: dt.date | None) -> BatchStream:
+        opened = await super().stream(sql, since)
+        self.streams.append(opened)
+        return opened
+
+
+@pytest.mark.slow
+def test_an_export_the_client_leaves_closes_its_connection(tmp_path: Path) -> None:
+    """An export read to its end, and one the client drops after its first chunk, both close
+    their connection to the lake (no view, no file handle, no sort left behind)."""
+    store = LakeStore(str(tmp_path / "lake"))
+    base = rows(1_000, seed=5, received_day=D1)
+    rng = random.Random(5)
+    for _ in range(3):  # 3 commits of 40,000 fresh ids: the export is 3 batches
+        ids = pa.array([rng.randbytes(16) for _ in range(40_000)], pa.binary(16))
+        copies = pa.concat_tables([base] * 40)
+        store.append(copies.set_column(0, "signal_id", ids))
+    watched = _Watched(store)
+    api = FastAPI()
+    api.state.settings = _settings(tmp_path / "unused.duckdb", tmp_path / "backups")
+    api.include_router(build_read_router(watched))
+    with _serving(api, "steward") as url, httpx.Client(base_url=url, trust_env=False) as http:
+        whole = http.get("/v1/signals/export", params={"format": "csv"}, headers=STEWARD_AUTH)
+        assert whole.status_code == 200 and whole.content.count(b"\n") == 120_001
+        with http.stream("GET", "/v1/signals/export", headers=STEWARD_AUTH) as partial:
+            assert partial.status_code == 200
+            next(partial.iter_raw())  # the first chunk, then the client goes away
+        deadline = time.monotonic() + 30
+        while not all(s.closed for s in watched.streams) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert len(watched.streams) == 2 and all(s.closed for s in watched.streams)
