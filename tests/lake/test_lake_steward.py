@@ -33,7 +33,7 @@ from fastapi import FastAPI
 from pydantic import SecretStr
 from typer.testing import CliRunner
 
-from collector.lake.jobs import compact
+from collector.lake.jobs import compact, retain
 from collector.lake.releases import LakeReleases, release
 from collector.lake.seaweed import LoopbackSeaweed
 from collector.lake.steward import AUDIT_DIR, LakeAudit, LakeSteward
@@ -288,6 +288,10 @@ def test_one_audit_trail_for_every_lake_collector(tmp_path: Path) -> None:
     )
     assert STEWARD.encode() not in stored and TEAM.encode() not in stored
     assert b"127.0.0.1" not in stored
+    # The lake's retention deletes signals, not the stewards' trail.
+    retain(store, TODAY + dt.timedelta(days=400), 1, grace_hours=0)
+    assert store.count() == 0
+    assert [(r.read_day, r.label, r.route, r.filter) for r in LakeAudit(store).read()] == expected
 
 
 @pytest.mark.slow
