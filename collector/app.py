@@ -6,9 +6,10 @@ writer, its retention job and its telemetry providers; shutdown flushes the writ
 checkpoints and closes the database.
 
 Routes: ``/healthz`` (alive), ``/readyz`` (database answers, writer running),
-``POST /v1/signals`` (ingestion), ``/v1/signals/count`` and ``/v1/signals/export`` (team read
-API), plus the routers the caller hands in (``routers``: the shell mounts triage from
-``analysis.web``; the collector never imports a package above it). ``/docs`` shows them all
+``POST /v1/signals`` (ingestion), ``/v1/signals/count``, ``/v1/signals/export`` and
+``/v1/admin/backup`` (the steward's: the file, or in lake mode the lake), plus the routers
+the caller hands in (``routers``: the shell mounts triage from ``analysis.web``; the
+collector never imports a package above it). ``/docs`` shows them all
 (offline, ``collector.pages``); ``/`` links the docs and the dashboard.
 """
 
@@ -26,13 +27,13 @@ from opentelemetry.sdk.metrics.export import MetricReader
 from opentelemetry.sdk.trace.export import SpanExporter
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from collector.backup import build_backup_router
+from collector.backup import StewardBackup, build_backup_router
 from collector.db import signals_database
 from collector.ingest_routes import INGEST_PATH, IngestEndpoint, document_ingestion
 from collector.openapi import document_errors, problem_response_doc
 from collector.pages import build_pages_router
 from collector.ratelimit import RateLimiter, RateLimitMiddleware
-from collector.read_routes import build_read_router
+from collector.read_routes import StewardReads, build_read_router
 from collector.releases.store import params_from_settings
 from collector.retention import RetentionJob
 from collector.settings import CollectorSettings
@@ -110,6 +111,14 @@ def create_app(
         from collector.lake.served import released_database  # deltalake: lake only
 
         released = released_database(settings)
+    # What the steward reads, copies and is audited in: the file, or in lake mode the lake
+    # (the file holds no signal then) and its one audit table, shared by every collector.
+    reads: StewardReads | Database = db
+    copies: StewardBackup | Database = db
+    if settings.lake_uri:
+        from collector.lake.steward import lake_steward  # deltalake: lake only
+
+        reads = copies = lake_steward(settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -193,8 +202,8 @@ def create_app(
         return {"status": "ready"}
 
     app.include_router(build_pages_router(app.title, openapi_url=app.openapi_url or ""))
-    app.include_router(build_read_router(db))
-    app.include_router(build_backup_router(settings, db))
+    app.include_router(build_read_router(reads))
+    app.include_router(build_backup_router(settings, copies))
     for build in routers:
         app.include_router(build(settings, released))
 

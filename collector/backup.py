@@ -9,6 +9,9 @@ DuckDB lets one process open a file: a file that another process holds is refuse
 (``BackupError``) rather than copied half-written. A running collector copies its own database
 instead (``copy_open_database``, behind ``POST /v1/admin/backup``): ``COPY FROM DATABASE`` reads
 one snapshot of everything committed (the log included) while the writer goes on.
+
+What the route copies is a ``StewardBackup``: the collector's file (``DatabaseBackup``), or in
+lake mode one version of the lake (``collector.lake.steward.LakeSteward``).
 """
 
 from __future__ import annotations
@@ -16,14 +19,14 @@ from __future__ import annotations
 import datetime as dt
 import shutil
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Protocol
 
 import duckdb
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict
 
 from collector.openapi import problem_response_doc
-from collector.roles import Steward, audit_read, require_steward
+from collector.roles import AuditTrail, DatabaseAudit, Steward, audit_read, require_steward
 from collector.settings import CollectorSettings
 from service.db import Database
 from service.errors import ProblemError
@@ -31,6 +34,8 @@ from service.errors import ProblemError
 __all__ = [
     "BackupError",
     "BackupResult",
+    "DatabaseBackup",
+    "StewardBackup",
     "backup_database",
     "build_backup_router",
     "copy_open_database",
@@ -100,12 +105,36 @@ class BackupResult(BaseModel):
     signals: int
 
 
-def build_backup_router(settings: CollectorSettings, db: Database) -> APIRouter:
+class StewardBackup(Protocol):
+    """What ``POST /v1/admin/backup`` copies, and where its reads are audited. ``backup``
+    writes a new DuckDB file ``dest`` and returns the signals it holds; it raises
+    ``BackupError`` (or ``duckdb.Error``) when the copy could not be made."""
+
+    @property
+    def audit(self) -> AuditTrail: ...
+
+    async def backup(self, dest: Path) -> int: ...
+
+
+class DatabaseBackup:
+    """The collector's own file, copied while it runs (``copy_open_database``)."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.audit: AuditTrail = DatabaseAudit(db)
+
+    async def backup(self, dest: Path) -> int:
+        return await self.db.run(lambda con: copy_open_database(con, dest))
+
+
+def build_backup_router(settings: CollectorSettings, source: StewardBackup | Database) -> APIRouter:
     """``POST /v1/admin/backup`` (steward token, audited): a consistent copy into
-    ``settings.backup_dir``; a copy holds raw rows, so it is the steward's.
+    ``settings.backup_dir``; a copy holds raw rows, so it is the steward's. ``source``: a
+    ``Database`` is the collector's file.
 
     The file name is the collector's own (a UTC timestamp): a client never names a path.
     """
+    copier: StewardBackup = DatabaseBackup(source) if isinstance(source, Database) else source
     router = APIRouter(tags=["admin"])
 
     @router.post(
@@ -126,9 +155,9 @@ def build_backup_router(settings: CollectorSettings, db: Database) -> APIRouter:
         stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
         dest = folder / f"signals-{stamp}.duckdb"
         folder.mkdir(parents=True, exist_ok=True)
-        await audit_read(db, steward, "/v1/admin/backup", {})
+        await audit_read(copier.audit, steward, "/v1/admin/backup", {})
         try:
-            signals = await db.run(lambda con: copy_open_database(con, dest))
+            signals = await copier.backup(dest)
         except (BackupError, duckdb.Error):
             raise ProblemError(503, "backup_failed", "The copy could not be made.") from None
         return BackupResult(file=dest.name, signals=signals)

@@ -7,6 +7,10 @@ steward route is refused too (403 ``steward_only``). Before a steward route answ
 row is written: the token's label (never the token, never an address), the UTC day of the
 read, the route template and its validated filter. If the audit row cannot be written, the
 read is refused.
+
+Where the row goes is an ``AuditTrail``: the collector's file (``DatabaseAudit``: the
+``steward_audit`` table), or in lake mode one Delta table shared by every collector
+(``collector.lake.steward.LakeAudit``).
 """
 
 from __future__ import annotations
@@ -14,7 +18,8 @@ from __future__ import annotations
 import datetime as dt
 import hmac
 from collections.abc import Mapping
-from typing import Annotated
+from dataclasses import dataclass
+from typing import Annotated, Protocol
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials
@@ -24,7 +29,15 @@ from service.auth import bearer_scheme
 from service.db import Database
 from service.errors import ProblemError
 
-__all__ = ["Steward", "audit_read", "require_steward", "steward_label"]
+__all__ = [
+    "AuditRow",
+    "AuditTrail",
+    "DatabaseAudit",
+    "Steward",
+    "audit_read",
+    "require_steward",
+    "steward_label",
+]
 
 
 def steward_label(settings: CollectorSettings, token: str) -> str | None:
@@ -65,27 +78,54 @@ async def require_steward(
     return Steward(label)
 
 
+@dataclass(frozen=True, slots=True)
+class AuditRow:
+    """One steward read: the columns of ``steward_audit`` (migration 0101), in order."""
+
+    read_day: dt.date
+    label: str
+    route: str
+    filter: str
+
+
+class AuditTrail(Protocol):
+    """Where audit rows are kept; ``record`` returns once the row is durable, or raises."""
+
+    async def record(self, row: AuditRow) -> None: ...
+
+
+class DatabaseAudit:
+    """The collector's own file: the ``steward_audit`` table."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def record(self, row: AuditRow) -> None:
+        await self.db.run(
+            lambda con: con.execute(
+                "INSERT INTO steward_audit VALUES ($1, $2, $3, $4)",
+                [row.read_day, row.label, row.route, row.filter],
+            )
+        )
+
+
 def _filter_text(filters: Mapping[str, object]) -> str:
     return "&".join(f"{k}={v}" for k, v in sorted(filters.items()) if v is not None)
 
 
 async def audit_read(
-    db: Database,
+    trail: AuditTrail | Database,
     steward: Steward,
     route: str,
     filters: Mapping[str, object],
     *,
     today: dt.date | None = None,
 ) -> None:
-    """Record one steward read before it is served (validated values only)."""
+    """Record one steward read before it is served (validated values only); a ``Database``
+    is the collector's file. Any failure to record refuses the read (503 ``audit_failed``)."""
     day = today or dt.datetime.now(dt.UTC).date()
-    text = _filter_text(filters)
+    target = DatabaseAudit(trail) if isinstance(trail, Database) else trail
     try:
-        await db.run(
-            lambda con: con.execute(
-                "INSERT INTO steward_audit VALUES ($1, $2, $3, $4)",
-                [day, steward.label, route, text],
-            )
-        )
+        await target.record(AuditRow(day, steward.label, route, _filter_text(filters)))
     except Exception:
         raise ProblemError(503, "audit_failed", "The read could not be audited.") from None

@@ -1,5 +1,5 @@
-"""``lmcp lake``: the lake's daily jobs (compact, release, retain) and its status
-(``docs/scaling.md``).
+"""``lmcp lake``: the lake's daily jobs (compact, release, retain), its status, and the
+stewards' audit trail (``docs/scaling.md``).
 
 ``--lake URI`` (or ``LMCP_COLLECTOR_LAKE_URI``) names the table; S3 credentials come from the
 ``LMCP_COLLECTOR_LAKE_S3_*`` settings. Each job is safe while collectors write and idempotent:
@@ -9,6 +9,7 @@ run it from cron, one instance at a time.
 from __future__ import annotations
 
 import datetime as dt
+import json
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -138,3 +139,39 @@ def status(lake: LakeOpt = None) -> None:
         if d.day in released:
             flag += ", released"
         typer.echo(f"{d.day}  {d.files:>5} files  {d.rows:>10} rows  {d.bytes:>12} B  {flag}")
+
+
+@app.command()
+def audit(
+    lake: LakeOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the rows as JSON.")] = False,
+) -> None:
+    """Every steward read any lake collector served: day, token label, route, filter."""
+    from collector.lake.steward import LakeAudit
+
+    rows = LakeAudit(_store(lake)).read()
+    if as_json:
+        typer.echo(
+            json.dumps(
+                [
+                    {
+                        "read_day": r.read_day.isoformat(),
+                        "label": r.label,
+                        "route": r.route,
+                        "filter": r.filter,
+                    }
+                    for r in rows
+                ],  # fmt: skip
+                indent=2,
+            )
+        )
+        return
+    if not rows:
+        typer.echo("no steward read recorded")
+        return
+    label_w = max(len("label"), *(len(r.label) for r in rows))
+    route_w = max(len("route"), *(len(r.route) for r in rows))
+    typer.echo(f"{'read_day':<10}  {'label':<{label_w}}  {'route':<{route_w}}  filter")
+    for r in rows:
+        typer.echo(f"{r.read_day}  {r.label:<{label_w}}  {r.route:<{route_w}}  {r.filter}")
+    typer.echo(f"{len(rows)} read(s)")
