@@ -139,7 +139,7 @@ def _table_formats(store: Any, stored: Sequence[DataFormat]) -> list[DataFormat]
     from collector.lake.files import PARTITION, lake_files
     from collector.lake.releases import RELEASE_SCHEMA, LakeReleases
     from collector.lake.steward import AUDIT_SCHEMA, LakeAudit
-    from collector.lake.store import LAKE_SCHEMA, TABLE_CONFIGURATION
+    from collector.lake.store import LAKE_SCHEMA
     from collector.releases.cubes import CUBES
 
     table = store.table()
@@ -155,10 +155,13 @@ def _table_formats(store: Any, stored: Sequence[DataFormat]) -> list[DataFormat]
     }
     notes["signal_id"] = "a UUID4's 16 bytes (Delta has no UUID type); read as UUID"
     notes[PARTITION] = "in the folder name and the log's partitionValues, not in the file"
-    stats = TABLE_CONFIGURATION["delta.dataSkippingStatsColumns"]
-    notes["compacted"] = (
-        f"false as appended, true once compaction rewrote the day; the only column whose "
-        f"statistics the log keeps (delta.dataSkippingStatsColumns = {stats})"
+    # What the real table was created with (collector/lake/store.py TABLE_CONFIGURATION).
+    stats = table.metadata().configuration.get("delta.dataSkippingStatsColumns")
+    notes["compacted"] = "false as appended, true once compaction rewrote the day" + (
+        f"; the only column whose statistics the log keeps (delta.dataSkippingStatsColumns = "
+        f"{stats})"
+        if stats == "compacted"
+        else "; the log keeps statistics of other columns too"
     )
     out = [
         _parquet_format(
@@ -214,7 +217,7 @@ def _mirror_formats(con: Any, vocabularies: dict[str, tuple[str, ...]]) -> list[
     others = sorted(
         str(r[0])
         for r in con.execute(
-            "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main'"
+            "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND NOT temporary"
         ).fetchall()
         if str(r[0]) not in MIRROR_TABLES
     )
