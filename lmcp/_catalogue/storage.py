@@ -93,11 +93,9 @@ _RELEASE_EXAMPLES: dict[str, dict[str, Any]] = {
 COLUMN_VALUES = {
     ("schema_migrations", "name"): "a file name of collector/migrations/",
     ("schema_migrations", "sha256"): "64 hex digits",
-    ("release_days", "cube"): "friction, versions, context, shapes, ring",
     ("release_days", "params"): "the calibration used (epsilon, delta, scale, cap, l0, l1, linf)",
     ("release_days", "threshold"): "the release threshold tau (noisy counts below are dropped)",
     ("release_days", "cells"): "how many cells the day released",
-    ("release_cells", "cube"): "friction, versions, context, shapes, ring",
     ("release_cells", "key"): "the cell's enum labels, catalogue names or version, joined by |",
     ("release_cells", "n"): "a noisy count at or above the threshold",
     ("steward_audit", "label"): "a steward token's configured label (never the token)",
@@ -119,13 +117,16 @@ def storage_formats(vocabularies: dict[str, tuple[str, ...]]) -> tuple[list[Data
 
     from cloudskills.store import MIGRATIONS_DIR as SKILLS_MIGRATIONS
     from collector.db import migrate
+    from collector.releases.cubes import CUBES
     from service.db import apply_migrations
 
     con = duckdb.connect(":memory:")
     migrate(con)
+    cubes = ", ".join(CUBES)  # the released cubes, as collector/releases/cubes.py lists them
     formats = table_formats(
         con, vocabularies, _example_rows(con),
         "the collector's database file (collector/migrations/*.sql)",
+        values={("release_days", "cube"): cubes, ("release_cells", "cube"): cubes},
     )  # fmt: skip
     skills = duckdb.connect(":memory:")
     try:
