@@ -104,7 +104,10 @@ def generate(*, storage: bool = True) -> DataCatalogue:
                 formats += stored + export_formats(con, stored)
             finally:
                 con.close()
-            formats += lake_formats(stored, vocabularies)
+            try:
+                formats += lake_formats(stored, vocabularies)
+            except ImportError:
+                omitted = ("the lake mode's tables, logs and mirror (install `deltalake`)",)
     return DataCatalogue(tuple(formats), dict(sorted(vocabularies.items())), omitted)
 
 

@@ -232,6 +232,7 @@ def _mirror_formats(con: Any, vocabularies: dict[str, tuple[str, ...]]) -> list[
         con, vocabularies, examples,
         "the steward's mirror file (`--mirror FILE`, collector/lake/mirror.py)",
         skip=frozenset(others), prefix="mirror", summaries=summaries, values=_MIRROR_VALUES,
+        title="Mirror: DuckDB table",
     )  # fmt: skip
 
 

@@ -151,6 +151,7 @@ def table_formats(
     prefix: str = "duckdb",
     summaries: dict[str, str] | None = None,
     values: dict[tuple[str, str], str] | None = None,
+    title: str = "DuckDB table",
 ) -> list[DataFormat]:
     """One format per table of ``con`` (its columns, types, vocabularies and CHECKs), keyed
     ``{prefix}.{table}``; views are not tables (they hold no row of their own)."""
@@ -199,7 +200,7 @@ def table_formats(
     return [
         DataFormat(
             f"{prefix}.{table}",
-            f"DuckDB table `{table}`",
+            f"{title} `{table}`",
             source,
             (_TABLE_SUMMARIES if summaries is None else summaries).get(table, ""),
             tuple(fields),
