@@ -16,11 +16,14 @@ Sources, all read from the code rather than written by hand (one module each und
   (the signals file) and ``cloudskills/migrations/*.sql`` (the skills service's own file) to
   in-memory DuckDBs (needs the ``collector`` extra);
 - exports (``exports.py``): the columns of ``/v1/signals/export`` as Parquet and CSV, produced
-  by running the export SQL and writers on an empty database.
+  by running the export SQL and writers on an empty database;
+- the lake mode (``lake.py``, ``lake_log.py``): the signals, releases and steward audit Delta
+  tables, the keys of their Delta logs and the steward's mirror file, read from a real lake
+  and mirror the lake's own code writes in a temporary folder.
 
 Only the standard library is imported at module level; pydantic, DuckDB and pyarrow load when a
-section is generated. Without the collector extra, the storage and export sections are omitted
-and the output says so.
+section is generated. Without the collector extra, the storage, export and lake sections are
+omitted and the output says so.
 """
 
 from __future__ import annotations
@@ -84,6 +87,7 @@ def generate(*, storage: bool = True) -> DataCatalogue:
     """Build the catalogue from the code (and, when available, the collector's schema)."""
     from lmcp._catalogue.client_files import client_formats
     from lmcp._catalogue.exports import export_formats
+    from lmcp._catalogue.lake import lake_formats
     from lmcp._catalogue.storage import storage_formats
     from lmcp._catalogue.wire import wire_formats
 
@@ -94,12 +98,16 @@ def generate(*, storage: bool = True) -> DataCatalogue:
         try:
             stored, con = storage_formats(vocabularies)
         except ImportError:
-            omitted = ("storage and exports (install the `collector` extra)",)
+            omitted = ("storage, exports and the lake (install the `collector` extra)",)
         else:
             try:
                 formats += stored + export_formats(con, stored)
             finally:
                 con.close()
+            try:
+                formats += lake_formats(stored, vocabularies)
+            except ImportError:
+                omitted = ("the lake mode's tables, logs and mirror (install `deltalake`)",)
     return DataCatalogue(tuple(formats), dict(sorted(vocabularies.items())), omitted)
 
 

@@ -61,6 +61,10 @@ def test_every_field_of_every_format_is_reviewed(
     # Every format of the pipeline is in the catalogue: wire, client files, tables, exports.
     assert {"wire.signal", "wire.batch", "wire.http", "client.outbox", "client.sent_log"} <= keys
     assert {"duckdb.signals", "export.parquet", "export.csv"} <= keys
+    # ... and every stored form of the lake mode: its three Delta tables, their log, the mirror.
+    assert {"lake.signals", "lake.releases", "lake.steward_audit", "lake.delta_log"} <= keys
+    assert {"mirror.mirror_signals", "mirror.mirror_open", "mirror.mirror_days"} <= keys
+    assert "mirror.lmcp_mirror" in keys
     assert audit_catalogue(_generated(catalogue), reviewed) == []
 
 

@@ -11,11 +11,15 @@ from lmcp._catalogue.text import sample, short
 from lmcp.datacatalogue import CatalogueField, DataFormat
 
 
-def _arrow_kind(arrow_type: Any) -> str:
+def arrow_kind(arrow_type: Any) -> str:
     import pyarrow as pa
 
     if pa.types.is_dictionary(arrow_type):
         return "enum"
+    if pa.types.is_fixed_size_binary(arrow_type) and arrow_type.byte_width == 16:
+        return "uuid"  # a UUID's 16 bytes (the lake's signal_id); any other binary is a blob
+    if pa.types.is_binary(arrow_type) or pa.types.is_fixed_size_binary(arrow_type):
+        return "blob"
     if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
         return "list"
     if pa.types.is_struct(arrow_type):
@@ -35,13 +39,13 @@ def _arrow_kind(arrow_type: Any) -> str:
     return "other"
 
 
-def _arrow_name(arrow_type: Any) -> str:
+def arrow_name(arrow_type: Any) -> str:
     import pyarrow as pa
 
     if pa.types.is_dictionary(arrow_type):
         return f"dictionary<{arrow_type.value_type}> (enum)"
     if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
-        return f"list<{_arrow_name(arrow_type.value_type)}>"
+        return f"list<{arrow_name(arrow_type.value_type)}>"
     if pa.types.is_struct(arrow_type):
         return (
             "struct<"
@@ -79,8 +83,8 @@ def export_formats(con: Any, stored: Sequence[DataFormat]) -> list[DataFormat]:
             tuple(
                 CatalogueField(
                     f.name,
-                    _arrow_kind(f.type),
-                    _arrow_name(f.type),
+                    arrow_kind(f.type),
+                    arrow_name(f.type),
                     f.nullable,
                     columns.get(f.name, ""),
                     sample(first[f.name]) if first else "",
@@ -108,8 +112,8 @@ def export_formats(con: Any, stored: Sequence[DataFormat]) -> list[DataFormat]:
                     name,
                     "list"
                     if name in ("args", "ring")
-                    else _arrow_kind(table.schema.field(name).type),
-                    _arrow_name(table.schema.field(name).type),
+                    else arrow_kind(table.schema.field(name).type),
+                    arrow_name(table.schema.field(name).type),
                     table.schema.field(name).nullable,
                     "JSON array" if name in ("args", "ring") else columns.get(name, ""),
                     short(line.get(name, "")) or "(empty: null)",

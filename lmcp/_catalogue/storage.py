@@ -90,14 +90,12 @@ _RELEASE_EXAMPLES: dict[str, dict[str, Any]] = {
         "filter": "format=parquet&since=2026-11-01",
     },
 }
-_COLUMN_VALUES = {
+COLUMN_VALUES = {
     ("schema_migrations", "name"): "a file name of collector/migrations/",
     ("schema_migrations", "sha256"): "64 hex digits",
-    ("release_days", "cube"): "friction, versions, context, shapes, ring",
     ("release_days", "params"): "the calibration used (epsilon, delta, scale, cap, l0, l1, linf)",
     ("release_days", "threshold"): "the release threshold tau (noisy counts below are dropped)",
     ("release_days", "cells"): "how many cells the day released",
-    ("release_cells", "cube"): "friction, versions, context, shapes, ring",
     ("release_cells", "key"): "the cell's enum labels, catalogue names or version, joined by |",
     ("release_cells", "n"): "a noisy count at or above the threshold",
     ("steward_audit", "label"): "a steward token's configured label (never the token)",
@@ -119,18 +117,21 @@ def storage_formats(vocabularies: dict[str, tuple[str, ...]]) -> tuple[list[Data
 
     from cloudskills.store import MIGRATIONS_DIR as SKILLS_MIGRATIONS
     from collector.db import migrate
+    from collector.releases.cubes import CUBES
     from service.db import apply_migrations
 
     con = duckdb.connect(":memory:")
     migrate(con)
-    formats = _tables(
+    cubes = ", ".join(CUBES)  # the released cubes, as collector/releases/cubes.py lists them
+    formats = table_formats(
         con, vocabularies, _example_rows(con),
         "the collector's database file (collector/migrations/*.sql)",
+        values={("release_days", "cube"): cubes, ("release_cells", "cube"): cubes},
     )  # fmt: skip
     skills = duckdb.connect(":memory:")
     try:
         apply_migrations(skills, SKILLS_MIGRATIONS)
-        formats += _tables(
+        formats += table_formats(
             skills, vocabularies, {},
             "the Cloud Skills service's own database file (cloudskills/migrations/*.sql)",
             skip=frozenset({"schema_migrations"}),  # the same ledger as the collector's
@@ -140,15 +141,20 @@ def storage_formats(vocabularies: dict[str, tuple[str, ...]]) -> tuple[list[Data
     return sorted(formats, key=lambda fmt: fmt.key), con
 
 
-def _tables(
+def table_formats(
     con: Any,
     vocabularies: dict[str, tuple[str, ...]],
     examples: dict[str, dict[str, Any]],
     source: str,
     *,
     skip: frozenset[str] = frozenset(),
+    prefix: str = "duckdb",
+    summaries: dict[str, str] | None = None,
+    values: dict[tuple[str, str], str] | None = None,
+    title: str = "DuckDB table",
 ) -> list[DataFormat]:
-    """One format per table of ``con`` (its columns, types, vocabularies and CHECKs)."""
+    """One format per table of ``con`` (its columns, types, vocabularies and CHECKs), keyed
+    ``{prefix}.{table}``; views are not tables (they hold no row of their own)."""
     inline: dict[str, str] = {}
     for name, labels in con.execute(
         "SELECT type_name, labels FROM duckdb_types() WHERE logical_type = 'ENUM' "
@@ -168,7 +174,8 @@ def _tables(
             checks.setdefault((str(table), str(col)), []).append(str(expr))
     rows = con.execute(
         "SELECT table_name, column_name, data_type, is_nullable FROM information_schema.columns "
-        "WHERE table_schema = 'main' ORDER BY table_name, ordinal_position"
+        "WHERE table_schema = 'main' AND table_name IN (SELECT table_name FROM duckdb_tables() "
+        "WHERE schema_name = 'main' AND NOT temporary) ORDER BY table_name, ordinal_position"
     ).fetchall()
     tables: dict[str, list[CatalogueField]] = {}
     for table, column, data_type, is_nullable in rows:
@@ -176,24 +183,26 @@ def _tables(
             continue
         named = _named_enums(str(data_type), inline)
         kind = _duck_kind(str(data_type))
-        values = _COLUMN_VALUES.get((str(table), str(column))) or _DUCK_RANGES.get(named, "")
+        described = (values or {}).get((str(table), str(column)))
+        described = described or COLUMN_VALUES.get((str(table), str(column)))
+        text = described or _DUCK_RANGES.get(named, "")
         if kind == "enum" and named in vocabularies:
-            values = values_text(named, vocabularies[named])
+            text = values_text(named, vocabularies[named])
         constraint = "; ".join(checks.get((str(table), str(column)), []))
         row = examples.get(str(table))
         tables.setdefault(str(table), []).append(
             CatalogueField(
-                str(column), kind, named, is_nullable == "YES", values or constraint,
+                str(column), kind, named, is_nullable == "YES", text or constraint,
                 sample(row[str(column)]) if row else "",
-                "CHECK " + constraint if constraint and values else "",
+                "CHECK " + constraint if constraint and text else "",
             )
         )  # fmt: skip
     return [
         DataFormat(
-            f"duckdb.{table}",
-            f"DuckDB table `{table}`",
+            f"{prefix}.{table}",
+            f"{title} `{table}`",
             source,
-            _TABLE_SUMMARIES.get(table, ""),
+            (_TABLE_SUMMARIES if summaries is None else summaries).get(table, ""),
             tuple(fields),
         )  # fmt: skip
         for table, fields in sorted(tables.items())

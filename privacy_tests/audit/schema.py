@@ -137,7 +137,13 @@ ALLOWED_CLASSES: dict[str, frozenset[str]] = {
     "client_local": _SIGNAL_CLASSES,
     "operational": _SIGNAL_CLASSES | {"system_text"},
     "authored_content": frozenset(CLASS_KINDS),
+    # delta-rs's log of each lake table: commit and file times to the millisecond, random ids.
+    "lake_log": _SIGNAL_CLASSES | {"system_text", "timestamp", "generated_id"},
 }
+#: Categories whose field names are another format's vocabulary (Skills' authors and times,
+#: the Delta protocol's ``path`` and ``timestamp``): the person/time name rule does not apply;
+#: their classes do.
+_FOREIGN_NAMES = frozenset({"authored_content", "lake_log"})
 
 #: Column or field names that would hold an address, a user agent or a person: never allowed in
 #: signal formats, and the first two never anywhere.
@@ -168,7 +174,7 @@ def audit_catalogue(
         if _NEVER_ANYWHERE.search(leaf):
             problems.append(f"{fmt}.{name}: names an address or a user agent")
         category = spec.get("category") if spec is not None else None
-        if category != "authored_content" and _NOT_IN_SIGNALS.search(leaf):
+        if category not in _FOREIGN_NAMES and _NOT_IN_SIGNALS.search(leaf):
             problems.append(f"{fmt}.{name}: names a person, machine, place or fine time")
         if spec is None:
             problems.append(f"{fmt}: a format the reviewed data catalogue does not list")
