@@ -30,7 +30,15 @@ import pyarrow.parquet as pq
 from collector.lake.files import LakeFile
 from collector.lake.store import LAKE_SCHEMA
 
-__all__ = ["BATCH_ROWS", "ROW_BYTES", "compacted_rows", "may_hold_copies", "range_bits"]
+__all__ = [
+    "BATCH_ROWS",
+    "ROW_BYTES",
+    "compacted_rows",
+    "id_range",
+    "may_hold_copies",
+    "range_bits",
+    "range_index",
+]
 
 #: Rows per batch handed from DuckDB on (a bounded slice of the sorted day).
 BATCH_ROWS = 64 * 1024
@@ -65,6 +73,11 @@ def id_range(index: int, bits: int) -> tuple[bytes | None, bytes | None]:
     return low, high
 
 
+def range_index(bits: int) -> str:
+    """SQL: the index of the range of ``signal_id`` among ``2**bits`` (``id_range``'s)."""
+    return f"CAST('0x' || hex(signal_id)[1:4] AS USMALLINT) >> {16 - bits}"
+
+
 def _in_range(column: str, low: bytes | None, high: bytes | None) -> str:
     bounds = ["true"]
     if low is not None:
@@ -92,8 +105,8 @@ def may_hold_copies(
 
 def _split(con: duckdb.DuckDBPyConnection, bits: int, folder: Path) -> dict[int, Path]:
     """``day_rows`` written to one local Parquet file per range of ids, in one pass."""
-    prefix = f"CAST('0x' || hex(signal_id)[1:4] AS USMALLINT) >> {16 - bits}"
-    scan = con.sql(f"SELECT *, {prefix} AS _range FROM day_rows").to_arrow_reader(BATCH_ROWS)
+    scan = con.sql(f"SELECT *, {range_index(bits)} AS _range FROM day_rows")
+    scan = scan.to_arrow_reader(BATCH_ROWS)
     writers: dict[int, pq.ParquetWriter] = {}
     paths: dict[int, Path] = {}
     try:

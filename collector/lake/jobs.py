@@ -23,7 +23,7 @@ import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from deltalake import CommitProperties, write_deltalake
+from deltalake import CommitProperties
 
 from collector.lake.bounded import (
     DEFAULT_MEMORY_LIMIT,
@@ -34,6 +34,7 @@ from collector.lake.bounded import (
 from collector.lake.compaction import compacted_rows, may_hold_copies
 from collector.lake.files import PARTITION, lake_files
 from collector.lake.releases import LakeReleases
+from collector.lake.rewrite import replace_day
 from collector.lake.store import LAKE_SCHEMA, MAX_COMMIT_RETRIES, LakeStore
 from collector.retention import first_kept_day
 
@@ -87,19 +88,20 @@ def compact_day(
         rows = compacted_rows(con, count, memory_bytes(memory_limit), spill_folder(con))
         if before_commit is not None:
             before_commit()
-        write_deltalake(
+        replace_day(
             table,
+            store.table,
+            reader,
+            day,
             rows,
-            mode="overwrite",
-            predicate=f"{PARTITION} = '{day.isoformat()}'",
-            partition_by=[PARTITION],
-            target_file_size=TARGET_FILE_BYTES,
+            target_bytes=TARGET_FILE_BYTES,
             commit_properties=CommitProperties(
                 custom_metadata={"lmcp.job": "compact", "lmcp.day": day.isoformat()},
                 max_commit_retries=MAX_COMMIT_RETRIES,
             ),
         )
-    after = [f for f in lake_files(table) if f.day == day]  # the version just committed
+    table.update_incremental()  # to the version just committed (or a later one)
+    after = [f for f in lake_files(table) if f.day == day]
     return CompactResult(day, count, sum(f.rows for f in after), len(mine), len(after))
 
 

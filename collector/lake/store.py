@@ -22,7 +22,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 from deltalake import CommitProperties, DeltaTable, write_deltalake
-from deltalake.exceptions import TableNotFoundError
+from deltalake.exceptions import CommitFailedError, TableNotFoundError
 
 from collector.lake.files import PARTITION, LakeReader, lake_files
 from collector.rows import ROWS
@@ -147,9 +147,20 @@ class LakeStore:
         self.create()
         if self._live is None:
             self._live = self.table()
+        rows = table.select(LAKE_SCHEMA.names).cast(LAKE_SCHEMA)
+        try:
+            self._append(self._live, rows, metadata)
+        except CommitFailedError:
+            # A job removed files (compaction, retention) after the live table was loaded:
+            # delta-rs refuses an append checked against them. Read the log tail, append again
+            # (nothing was committed; were it, a row stored twice is still read once).
+            self._live.update_incremental()
+            self._append(self._live, rows, metadata)
+
+    def _append(self, live: DeltaTable, rows: pa.Table, metadata: Mapping[str, str] | None) -> None:
         write_deltalake(
-            self._live,
-            table.select(LAKE_SCHEMA.names).cast(LAKE_SCHEMA),
+            live,
+            rows,
             mode="append",
             partition_by=[PARTITION],
             storage_options=self.storage_options,
