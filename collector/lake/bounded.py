@@ -72,7 +72,11 @@ def bounded_connection(
     limit = check_memory_limit(memory_limit)
     threads = max(1, min(os.cpu_count() or 1, memory_bytes(limit) // BYTES_PER_THREAD))
     with tempfile.TemporaryDirectory(prefix="lmcp-lake-spill-") as spill:
-        config = {"memory_limit": limit, "temp_directory": spill, "threads": str(threads)}
+        config: dict[str, str | bool | int | float | list[str]] = {
+            "memory_limit": limit,
+            "temp_directory": spill,
+            "threads": threads,
+        }
         con = duckdb.connect(":memory:", config=config)
         try:
             con.execute("SET enable_progress_bar = false")

@@ -27,7 +27,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from deltalake import CommitProperties, DeltaTable
 from deltalake.exceptions import CommitFailedError
-from deltalake.transaction import AddAction
+from deltalake.transaction import AddAction, RemoveAction
 
 from collector.lake.files import PARTITION, LakeReader, lake_files
 
@@ -64,7 +64,7 @@ class _DayFiles:
     ) -> None:
         self.reader, self.day, self.schema, self.target_bytes = reader, day, schema, target_bytes
         self.folder = f"{PARTITION}={day.isoformat()}"
-        self.actions: list[AddAction] = []
+        self.actions: list[AddAction | RemoveAction] = []
         self._open: tuple[str, pa.NativeFile, pq.ParquetWriter] | None = None
         self._rows = 0
         if isinstance(reader.filesystem, pafs.LocalFileSystem):  # S3 has no folders

@@ -246,7 +246,8 @@ def _copies(received: dt.date, sid: bytes, day: dt.date) -> pa.Table:
 def _ids_compacted(store: LakeStore) -> list[bytes]:
     table = store.table()
     files = [f for f in lake_files(table) if f.compacted]
-    return store.reader(table).read(files, LAKE_SCHEMA).column("signal_id").to_pylist()
+    ids = store.reader(table).read(files, LAKE_SCHEMA).column("signal_id").to_pylist()
+    return [bytes(i) for i in ids]
 
 
 def test_copies_at_both_ends_of_the_ingest_window_end_once(folder_store: LakeStore) -> None:
