@@ -144,13 +144,21 @@ def _child(args: argparse.Namespace) -> None:
                       "files_after": result.files_after}))  # fmt: skip
 
 
-def _day_rows(store: LakeStore) -> pa.Table:
-    paths = [
-        u.removeprefix("file://")
+def _day_files(store: LakeStore) -> list[pa.Table]:
+    return [
+        pq.read_table(u.removeprefix("file://"))
         for u in store.table().file_uris()
         if f"received_day={DAY.isoformat()}" in u
     ]
-    return pa.concat_tables([pq.read_table(p) for p in paths]).sort_by("signal_id")
+
+
+def _ordered(store: LakeStore) -> bool:
+    """Every file of the day holds its rows in ``signal_id`` order."""
+    for table in _day_files(store):
+        ids = table.column("signal_id").to_pylist()
+        if ids != sorted(ids):
+            return False
+    return True
 
 
 def main() -> None:
@@ -181,9 +189,13 @@ def main() -> None:
                 cwd=ROOT, check=True, stdout=subprocess.PIPE, text=True,
             ).stdout  # fmt: skip
             results[variant] = json.loads(out.strip().splitlines()[-1])
-        same = _day_rows(LakeStore(str(root / "lake-before"))).equals(
-            _day_rows(LakeStore(str(root / "lake-now")))
+        stores = [LakeStore(str(root / f"lake-{v}")) for v in ("before", "now")]
+        same = (
+            pa.concat_tables(_day_files(stores[0]))
+            .sort_by("signal_id")
+            .equals(pa.concat_tables(_day_files(stores[1])).sort_by("signal_id"))
         )
+        ordered = [_ordered(s) for s in stores]
     print(
         f"| compaction of {args.rows:,} rows | peak RSS MB | above baseline MB | s | rows after |"
     )
@@ -194,9 +206,12 @@ def main() -> None:
         print(f"| {label} | {r['peak_kb'] / 1024:.0f} | "
               f"{(r['peak_kb'] - r['baseline_kb']) / 1024:.0f} | {r['seconds']:.1f} | "
               f"{r['rows_after']:,} |")  # fmt: skip
-    print(f"identical rows: {same}")
+    print(f"identical rows: {same}; files in signal_id order: before {ordered[0]}, "
+          f"streaming {ordered[1]}")  # fmt: skip
     if not same or results["before"]["rows_after"] != results["now"]["rows_after"]:
         raise SystemExit("the two compactions left different rows")
+    if not ordered[1]:
+        raise SystemExit("the streaming compaction left a file out of signal_id order")
 
 
 if __name__ == "__main__":
