@@ -42,8 +42,9 @@ __all__ = [
 
 #: Rows per batch handed from DuckDB on (a bounded slice of the sorted day).
 BATCH_ROWS = 64 * 1024
-#: DuckDB's memory per row of a range it de-duplicates and sorts at once (measured: a
-#: 64 MB budget sorts ~100k of these rows, not 200k): a range holds at most budget/ROW_BYTES.
+#: DuckDB's memory per row of a range it de-duplicates and sorts at once, with room to spare
+#: (its sort of these wide rows keeps part of them in memory): a range holds at most
+#: budget / ROW_BYTES rows. docs/scaling.md has the measurements behind it.
 ROW_BYTES = 1024
 _MAX_BITS = 16
 

@@ -124,9 +124,11 @@ def replace_day(
     ``CommitFailedError`` and commit nothing if the day's files changed since (``newest``:
     the table at its newest version)."""
     files = _DayFiles(reader, day, _file_schema(table), target_bytes)
-    for batch in batches:
-        files.write(batch)
-    files.close()
+    try:
+        for batch in batches:
+            files.write(batch)
+    finally:
+        files.close()  # also on failure: a finished file no commit references, like any other
     # delta-rs checks this commit for concurrent removes, not for files added to the day
     # meanwhile: compare. An append landing after this look is not lost either: the
     # overwrite removes only the files of ``table``'s version, so the day stays open and the
