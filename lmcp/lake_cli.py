@@ -33,6 +33,15 @@ LakeOpt = Annotated[
 TodayOpt = Annotated[
     str | None, typer.Option("--today", help="Today (UTC) as YYYY-MM-DD (default: the clock).")
 ]
+MemoryOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--memory-limit",
+        help="DuckDB's memory for the job, e.g. 2GB or 512MB; past it, it spills to TMPDIR "
+        "(default 2GB).",
+        show_default=False,
+    ),
+]
 
 
 def _store(lake: str | None) -> LakeStore:
@@ -49,6 +58,15 @@ def _store(lake: str | None) -> LakeStore:
     return store
 
 
+def _memory(value: str | None) -> str:
+    from collector.lake.bounded import DEFAULT_MEMORY_LIMIT, check_memory_limit
+
+    try:
+        return check_memory_limit(value if value is not None else DEFAULT_MEMORY_LIMIT)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--memory-limit") from None
+
+
 def _today(value: str | None) -> dt.date:
     if value is None:
         return dt.datetime.now(dt.UTC).date()
@@ -59,11 +77,12 @@ def _today(value: str | None) -> dt.date:
 
 
 @app.command()
-def compact(lake: LakeOpt = None, today: TodayOpt = None) -> None:
+def compact(lake: LakeOpt = None, today: TodayOpt = None, memory_limit: MemoryOpt = None) -> None:
     """Rewrite each closed day not compacted yet: each id once, ordered, in few files."""
     from collector.lake.jobs import compact as run
 
-    results = run(_store(lake), _today(today))
+    memory = _memory(memory_limit)
+    results = run(_store(lake), _today(today), memory_limit=memory)
     for r in results:
         typer.echo(
             f"{r.day}: {r.rows_before} rows in {r.files_before} files -> "
@@ -79,6 +98,7 @@ def release(
     days: Annotated[
         int | None, typer.Option(min=1, help="Retention (default: LMCP_COLLECTOR_RETENTION_DAYS).")
     ] = None,
+    memory_limit: MemoryOpt = None,
 ) -> None:
     """Release each closed, compacted day not released yet: computed once, never redrawn.
 
@@ -90,8 +110,13 @@ def release(
 
     settings = CollectorSettings()
     window = days if days is not None else settings.retention_days
+    memory = _memory(memory_limit)
     results = run(
-        _store(lake), _today(today), params_from_settings(settings), retention_days=window
+        _store(lake),
+        _today(today),
+        params_from_settings(settings),
+        retention_days=window,
+        memory_limit=memory,
     )
     for r in results:
         if r.status == "released":

@@ -3,7 +3,7 @@
 delta-rs lists a version's files (its add actions, with their partition and statistics);
 Arrow reads them. Reading through ``DeltaTable.to_pyarrow_dataset`` costs ~1.3 s per call on
 a table of a few hundred files (it imports a module per file), so the jobs read the files
-they need directly: one day's files, or one column of the compacted files.
+they need directly: one day's files, or one column of the compacted files, lazily.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import duckdb
 import pyarrow as pa
 import pyarrow.dataset as pads
 import pyarrow.fs as pafs
@@ -88,6 +89,29 @@ class LakeReader:
             partitioning=pads.partitioning(pa.schema([(partition, pa.date32())]), flavor="hive"),
             partition_base_dir=self.root,
         )
+
+    def scan(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        name: str,
+        files: Sequence[LakeFile],
+        schema: pa.Schema,
+        *,
+        partition: str = PARTITION,
+    ) -> None:
+        """``name`` on ``con``: the rows of ``files``, scanned lazily by each query (nothing is
+        copied in; only the columns a query uses are read). A folder's files are read by
+        DuckDB's own reader, S3 objects through ``dataset`` (DuckDB has no offline ``httpfs``),
+        which only ``con`` sees, not its cursors."""
+        if files and isinstance(self.filesystem, pafs.LocalFileSystem):
+            listed = ", ".join("'" + p.replace("'", "''") + "'" for p in self.paths(files))
+            con.execute(
+                f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet([{listed}], "
+                f"hive_partitioning = true, hive_types = {{'{partition}': DATE}}, "
+                "union_by_name = true)"
+            )
+        else:
+            con.register(name, self.dataset(files, schema, partition=partition))
 
     def read(
         self,

@@ -2,7 +2,10 @@
 
 ``compact_day`` rewrites one ``received_day`` partition in ONE commit (``replaceWhere``): its
 rows de-duplicated by ``signal_id``, minus ids already compacted in another day, ordered by
-``signal_id`` (independent of arrival), written as few large files, marked ``compacted``. It
+``signal_id`` (independent of arrival), written as few large files, marked ``compacted``.
+Invariant: compacted rows hold each ``signal_id`` once across the whole table (reads rely on
+it; ``collector.lake.compaction`` keeps it, reading only the days that may hold a copy). The
+day streams through in bounded memory (``memory_limit``, spilling to a temporary folder). It
 commits against the version it read: if a writer appended to that day meanwhile, delta-rs
 refuses the commit (a concurrent append to the rewritten partition) and nothing changes, so
 no row is lost; the next run tries again. A day whose files are all compacted is skipped.
@@ -21,11 +24,18 @@ import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import duckdb
-from deltalake import CommitProperties, write_deltalake
+from deltalake import CommitProperties
 
+from collector.lake.bounded import (
+    DEFAULT_MEMORY_LIMIT,
+    bounded_connection,
+    memory_bytes,
+    spill_folder,
+)
+from collector.lake.compaction import compacted_rows, may_hold_copies
 from collector.lake.files import PARTITION, lake_files
 from collector.lake.releases import LakeReleases
+from collector.lake.rewrite import replace_day
 from collector.lake.store import LAKE_SCHEMA, MAX_COMMIT_RETRIES, LakeStore
 from collector.retention import first_kept_day
 
@@ -35,8 +45,6 @@ __all__ = ["CompactResult", "RetainResult", "compact", "compact_day", "retain"]
 ORPHAN_AGE_HOURS = 1
 #: Target size of a compacted file: a day of 100 M signals is a few dozen files.
 TARGET_FILE_BYTES = 256 * 1024 * 1024
-
-_CONTENT = ", ".join(f'"{n}"' for n in LAKE_SCHEMA.names if n not in ("signal_id", "compacted"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,64 +66,54 @@ class RetainResult:
 
 
 def compact_day(
-    store: LakeStore, day: dt.date, *, before_commit: Callable[[], None] | None = None
+    store: LakeStore,
+    day: dt.date,
+    *,
+    memory_limit: str = DEFAULT_MEMORY_LIMIT,
+    before_commit: Callable[[], None] | None = None,
 ) -> CompactResult:
     """Rewrite ``day`` once, de-duplicated and ordered; raise if a writer changed it meanwhile.
 
-    ``before_commit`` runs after the rows were read and before the commit (tests race a writer
-    there).
+    Memory stays bounded whatever the day holds: DuckDB holds at most ``memory_limit`` and
+    spills past it to a temporary folder (``collector.lake.bounded``), a day larger than
+    that is sorted range of ids by range, and the rows stream from the day's files into the
+    writer (``collector.lake.compaction``). ``before_commit`` runs once the files to read are
+    fixed, before the rows are written and committed (tests race a writer there).
     """
     table = store.table()  # the version read: the commit is checked against it
-    # Only the day's files, and one column of the compacted files of the other days, are read.
     files = lake_files(table)
     reader = store.reader(table)
-    day_rows = reader.read([f for f in files if f.day == day], LAKE_SCHEMA)
-    elsewhere = reader.read(
-        [f for f in files if f.compacted and f.day != day], LAKE_SCHEMA, ["signal_id"]
-    )
-    con = duckdb.connect(":memory:")
-    try:
-        con.execute("SET enable_progress_bar = false")
-        con.register("day_rows", day_rows)
-        con.register("elsewhere", elsewhere)
-        # Each id once: a copy already compacted wins, then a fixed order of the row's content
-        # (never arrival); ids compacted in another day stay there.
-        rows = con.sql(
-            f"""
-            SELECT * REPLACE (true AS compacted) FROM day_rows
-            WHERE signal_id NOT IN (SELECT signal_id FROM elsewhere)
-            QUALIFY row_number() OVER (
-                PARTITION BY signal_id ORDER BY compacted DESC, hash({_CONTENT})
-            ) = 1
-            ORDER BY signal_id
-            """
-        ).to_arrow_table()
-    finally:
-        con.close()
-    if before_commit is not None:
-        before_commit()
-    write_deltalake(
-        table,
-        rows.select(LAKE_SCHEMA.names).cast(LAKE_SCHEMA),
-        mode="overwrite",
-        predicate=f"{PARTITION} = '{day.isoformat()}'",
-        partition_by=[PARTITION],
-        target_file_size=TARGET_FILE_BYTES,
-        commit_properties=CommitProperties(
-            custom_metadata={"lmcp.job": "compact", "lmcp.day": day.isoformat()},
-            max_commit_retries=MAX_COMMIT_RETRIES,
-        ),
-    )
-    before = [f for f in files if f.day == day]
-    after = [f for f in lake_files(table) if f.day == day]  # the version just committed
-    return CompactResult(
-        day, sum(f.rows for f in before), sum(f.rows for f in after), len(before), len(after)
-    )
+    mine = [f for f in files if f.day == day]
+    with bounded_connection(memory_limit) as con:
+        reader.scan(con, "day_rows", mine, LAKE_SCHEMA)
+        reader.scan(con, "elsewhere", may_hold_copies(con, files, day), LAKE_SCHEMA)
+        count = sum(f.rows for f in mine)
+        rows = compacted_rows(con, count, memory_bytes(memory_limit), spill_folder(con))
+        if before_commit is not None:
+            before_commit()
+        replace_day(
+            table,
+            store.table,
+            reader,
+            day,
+            rows,
+            target_bytes=TARGET_FILE_BYTES,
+            commit_properties=CommitProperties(
+                custom_metadata={"lmcp.job": "compact", "lmcp.day": day.isoformat()},
+                max_commit_retries=MAX_COMMIT_RETRIES,
+            ),
+        )
+    table.update_incremental()  # to the version just committed (or a later one)
+    after = [f for f in lake_files(table) if f.day == day]
+    return CompactResult(day, count, sum(f.rows for f in after), len(mine), len(after))
 
 
-def compact(store: LakeStore, today: dt.date) -> list[CompactResult]:
+def compact(
+    store: LakeStore, today: dt.date, *, memory_limit: str = DEFAULT_MEMORY_LIMIT
+) -> list[CompactResult]:
     """Compact every closed day (before ``today``, UTC) not compacted yet, oldest first."""
-    return [compact_day(store, d.day) for d in store.days() if d.day < today and not d.compacted]
+    days = [d.day for d in store.days() if d.day < today and not d.compacted]
+    return [compact_day(store, d, memory_limit=memory_limit) for d in days]
 
 
 def retain(

@@ -29,6 +29,7 @@ from deltalake import CommitProperties, DeltaTable, write_deltalake
 from deltalake.exceptions import CommitFailedError, TableNotFoundError
 
 from collector.db import migrate
+from collector.lake.bounded import DEFAULT_MEMORY_LIMIT, bounded_connection
 from collector.lake.files import LakeFile, LakeReader
 from collector.lake.store import MAX_COMMIT_RETRIES, LakeStore
 from collector.releases.cubes import CUBES
@@ -154,21 +155,23 @@ class LakeReleases:
 
 
 def released_rows(
-    store: LakeStore, table: DeltaTable, day: dt.date, params: PrivacyParams
+    store: LakeStore,
+    table: DeltaTable,
+    day: dt.date,
+    params: PrivacyParams,
+    *,
+    memory_limit: str = DEFAULT_MEMORY_LIMIT,
 ) -> pa.Table:
     """One draw of every cube for ``day`` (all its files compacted) as ``RELEASE_SCHEMA``
-    rows: ``collector.releases`` run over the lake's ``signals`` view of that day."""
-    con = duckdb.connect(":memory:")
-    try:
-        con.execute("SET enable_progress_bar = false")
+    rows: ``collector.releases`` run over the lake's ``signals`` view of that day, scanned
+    lazily (never copied in) by a connection that spills past ``memory_limit``."""
+    with bounded_connection(memory_limit) as con:
         migrate(con)  # the release tables and the signals' ENUM types, as in the file
         con.execute("DROP TABLE signals")
-        store.signals_relation(con, table=table, days=[day])
+        store.signals_relation(con, table=table, days=[day], lazy=True)
         for cube in CUBES:
             release_day(con, cube, day, params)
         return con.sql(_AS_ROWS).to_arrow_table().cast(RELEASE_SCHEMA)
-    finally:
-        con.close()
 
 
 def release(
@@ -177,13 +180,15 @@ def release(
     params: PrivacyParams,
     *,
     retention_days: int,
+    memory_limit: str = DEFAULT_MEMORY_LIMIT,
     before_commit: Callable[[dt.date], None] | None = None,
 ) -> list[ReleaseResult]:
     """Release every closed, compacted day in the retention window not released yet.
 
     A day before the window is never released: its releases may have been deleted by
     retention already, and releasing it again would be a second draw. ``before_commit`` runs
-    after a day was computed and before its commit (tests race two jobs there).
+    after a day was computed and before its commit (tests race two jobs there). DuckDB holds
+    at most ``memory_limit`` per day (``collector.lake.bounded``).
     """
     releases = LakeReleases(store)
     kept = first_kept_day(today, retention_days)
@@ -197,7 +202,7 @@ def release(
         pinned = releases.table()  # the version checked, and the one the commit is checked against
         if day in releases.days(pinned):
             continue
-        rows = released_rows(store, table, day, params)
+        rows = released_rows(store, table, day, params, memory_limit=memory_limit)
         if before_commit is not None:
             before_commit(day)
         try:
