@@ -1,14 +1,16 @@
 """The lake's daily jobs: compact each closed day once, and retention. Safe beside writers.
 
-``compact_day`` rewrites one ``received_day`` partition in ONE commit (``replaceWhere``): its
-rows de-duplicated by ``signal_id``, minus ids already compacted in another day, ordered by
-``signal_id`` (independent of arrival), written as few large files, marked ``compacted``.
+``compact_day`` rewrites one ``received_day`` partition in ONE commit (an overwrite of the
+day's files, ``collector.lake.rewrite``): its rows de-duplicated by ``signal_id``, minus ids
+already compacted in another day, ordered by ``signal_id`` (independent of arrival), written
+as few large files, marked ``compacted``.
 Invariant: compacted rows hold each ``signal_id`` once across the whole table (reads rely on
 it; ``collector.lake.compaction`` keeps it, reading only the days that may hold a copy). The
 day streams through in bounded memory (``memory_limit``, spilling to a temporary folder). It
-commits against the version it read: if a writer appended to that day meanwhile, delta-rs
-refuses the commit (a concurrent append to the rewritten partition) and nothing changes, so
-no row is lost; the next run tries again. A day whose files are all compacted is skipped.
+commits against the version it read, only if the day's files are still those it read: if a
+writer appended to that day meanwhile, it raises ``CommitFailedError`` and nothing changes, so
+no row is lost; the next run tries again (an append after that look is not removed either:
+the commit removes only the files read). A day whose files are all compacted is skipped.
 
 ``retain`` deletes the rows outside the retention window (the collector's rule: ``day`` or
 ``received_day`` before the first kept day), touching closed days only so it never conflicts
