@@ -8,7 +8,8 @@
    which one collector is SIGKILLed.
 4. ``lmcp lake compact`` and ``lmcp lake release`` (today's day closed early, as tomorrow's
    runs would), status before and after, and the triage questions read from the lake: the
-   team's released view and the steward's exact view.
+   team's released view and the steward's exact view, also through the steward's mirror;
+   a lake collector answers the steward's count from the lake, audited in the lake.
 5. An exact check: the table holds each acknowledged signal exactly once, and nothing else;
    every day is released once; opted-out clients made no request. Exit status 1 if not.
 Every server is stopped at the end, also on failure or Ctrl-C.
@@ -18,6 +19,8 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
+import secrets
 import shutil
 import sys
 import time
@@ -25,6 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import duckdb
+import httpx
 from rich.console import Console
 from rich.panel import Panel
 
@@ -33,8 +37,10 @@ from analysis.cli import answer_table
 from analysis.report import answer_all
 from collector.lake.jobs import compact
 from collector.lake.load import lake_rows_from_duckdb
+from collector.lake.mirror import open_mirrored
 from collector.lake.releases import LakeReleases, connect, release
 from collector.lake.seaweed import LoopbackSeaweed
+from collector.lake.steward import LakeAudit
 from collector.lake.store import LakeStore
 from collector.releases.cubes import CUBES
 from collector.releases.store import PrivacyParams
@@ -106,6 +112,34 @@ def _check(store: LakeStore, expected: set[str], results: list[ClientResult]) ->
     return problems
 
 
+def _steward(
+    store: LakeStore, uri: str, env: dict[str, str], root: Path, expected: int
+) -> list[str]:
+    """A lake collector started after the load answers the steward's count from the lake
+    (its own file holds no signal), and the read lands in the lake's one audit trail."""
+    token = secrets.token_urlsafe(24)
+    stewards = json.dumps([{"label": "demo-steward", "token": token}])
+    with Collectors(1, uri, {**env, "LMCP_COLLECTOR_STEWARD_TOKENS": stewards}, root) as one:
+        answer = httpx.get(
+            one.urls[0] + "/v1/signals/count",
+            headers={"Authorization": f"Bearer {token}"},
+            trust_env=False,
+            timeout=60,
+        )
+    count = answer.json().get("count") if answer.status_code == 200 else None
+    audited = [r for r in LakeAudit(store).read() if r.label == "demo-steward"]
+    console.print(
+        f"a lake collector's steward count: {count}; the lake's audit trail: "
+        f"{len(audited)} read(s) by demo-steward"
+    )
+    problems = []
+    if count != expected:
+        problems.append(f"the steward's count on a lake collector is {count}, not {expected}")
+    if len(audited) != 1:
+        problems.append(f"{len(audited)} audit rows for one steward read")
+    return problems
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--clients", type=int, default=60)
@@ -168,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         console.print(
             f"released {len(released)} days, {sum(r.cells for r in released)} cells in all"
         )
+        problems = _steward(store, uri, env, out, len(expected))
         con = connect(store, raw=True)
         try:
             console.rule("the team's view: released cells, read from the lake")
@@ -177,9 +212,19 @@ def main(argv: list[str] | None = None) -> int:
             answers = {a.question: a for a in answer_all(con, Filters(), exact=True)}
             for q in (Question.top, Question.regressions, Question.apps):
                 console.print(answer_table(answers[q], max_rows=6))
+            mirror, synced = open_mirrored(store, out / "mirror.duckdb")
+            try:
+                console.print(
+                    f"the steward's mirror (--mirror): {synced.days_copied} days copied, "
+                    f"{synced.rows_copied:,} rows"
+                )
+                if answer_all(mirror, Filters(), exact=True) != list(answers.values()):
+                    problems.append("the steward's mirror answers differently from the lake")
+            finally:
+                mirror.close()
         finally:
             con.close()
-        problems = _check(store, expected, results)
+        problems += _check(store, expected, results)
     finally:
         seaweed.stop()
     for problem in problems:
@@ -189,8 +234,9 @@ def main(argv: list[str] | None = None) -> int:
             Panel.fit(
                 f"[bold green]check passed[/bold green]: the lake holds each of the "
                 f"{len(expected):,} acknowledged signals exactly once and nothing else; "
-                "every day in the window is released once; opted-out clients made no "
-                "request.\nEvery server is stopped.",
+                "every day in the window is released once; a lake collector's steward "
+                "count equals it, audited in the lake; the steward's mirror answers as the "
+                "lake; opted-out clients made no request.\nEvery server is stopped.",
                 title="lake demo",
             )
         )
