@@ -97,9 +97,12 @@ def _connect(path: Path) -> duckdb.DuckDBPyConnection:
     try:
         return duckdb.connect(str(path))
     except duckdb.IOException as exc:
-        if "lock" in str(exc).lower():
+        text = str(exc).lower()
+        if "lock" in text:
             raise MirrorError(f"the mirror {path.name} is in use by another process") from None
-        raise MirrorError(f"{path.name} is not a DuckDB file") from None
+        if "not a valid duckdb database file" in text:
+            raise MirrorError(f"{path.name} is not a DuckDB file") from None
+        raise MirrorError(f"{path.name} cannot be opened") from None
 
 
 def _identity(con: duckdb.DuckDBPyConnection) -> tuple[str, str] | None:
