@@ -174,7 +174,7 @@ def audit(
     """Every steward read any lake collector served: day, token label, route, filter."""
     from collector.lake.steward import LakeAudit
 
-    rows = LakeAudit(_store(lake)).read()
+    rows = LakeAudit(_store(lake)).rows()
     if as_json:
         typer.echo(
             json.dumps(

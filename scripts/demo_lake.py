@@ -127,7 +127,7 @@ def _steward(
             timeout=60,
         )
     count = answer.json().get("count") if answer.status_code == 200 else None
-    audited = [r for r in LakeAudit(store).read() if r.label == "demo-steward"]
+    audited = [r for r in LakeAudit(store).rows() if r.label == "demo-steward"]
     console.print(
         f"a lake collector's steward count: {count}; the lake's audit trail: "
         f"{len(audited)} read(s) by demo-steward"

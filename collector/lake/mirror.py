@@ -34,8 +34,13 @@ from deltalake import DeltaTable
 from collector.db import MIGRATIONS_DIR, migrate
 from collector.lake.files import PARTITION, LakeFile, lake_files
 from collector.lake.releases import LakeReleases, load_releases
-from collector.lake.store import LAKE_SCHEMA, LakeStore, parquet_scan, shaped_columns
-from collector.lake.store import signal_columns as _signal_columns
+from collector.lake.store import (
+    LAKE_SCHEMA,
+    LakeStore,
+    parquet_scan,
+    shaped_columns,
+    signal_columns,
+)
 
 __all__ = ["MirrorError", "MirrorSync", "open_mirrored", "sync"]
 
@@ -60,7 +65,7 @@ class MirrorSync:
 
 def _fingerprint() -> str:
     """Changes whenever the collector's table or the lake's rows change shape."""
-    cols, enums = _signal_columns()
+    cols, enums = signal_columns()
     migrations = sorted(p.name for p in MIGRATIONS_DIR.glob("*.sql"))
     text = json.dumps([MIRROR_FORMAT, migrations, cols, enums, LAKE_SCHEMA.to_string()])
     return hashlib.sha256(text.encode()).hexdigest()
@@ -76,7 +81,7 @@ def _create(path: Path, uri: str) -> None:
             con.execute("SET enable_progress_bar = false")
             migrate(con)  # the collector's ENUM types and release tables, as in a file
             con.execute("DROP TABLE signals")  # the view takes its name
-            cols, _ = _signal_columns()
+            cols, _ = signal_columns()
             listed = ", ".join(f'"{name}" {kind}' for name, kind in cols)
             con.execute(f"CREATE TABLE mirror_signals ({listed})")
             con.execute("CREATE TABLE mirror_days (day DATE PRIMARY KEY, files VARCHAR[])")

@@ -1,8 +1,7 @@
 """The lake's releases: each closed, compacted day released ONCE, in a Delta table of its own.
 
-Where: ``<lake>/_releases``, a Delta table partitioned by ``day``. A folder whose name starts
-with ``_`` is hidden from the signals table (its readers and VACUUM skip it), so one lake URI
-holds both. One released day is ONE commit holding, per cube, a record row (``key`` NULL: the
+Where: ``<lake>/_releases``, a Delta table partitioned by ``day`` (``collector.lake.side``).
+One released day is ONE commit holding, per cube, a record row (``key`` NULL: the
 calibration, the threshold and the number of cells, the file mode's ``release_days``) and the
 day's cells (``release_cells``). A day with files in the table is released, whole.
 
@@ -30,7 +29,7 @@ from deltalake.exceptions import CommitFailedError, TableNotFoundError
 
 from collector.db import migrate
 from collector.lake.bounded import DEFAULT_MEMORY_LIMIT, bounded_connection
-from collector.lake.files import LakeFile, LakeReader
+from collector.lake.side import SideTable
 from collector.lake.store import MAX_COMMIT_RETRIES, LakeStore
 from collector.releases.cubes import CUBES
 from collector.releases.store import PrivacyParams, release_day
@@ -76,52 +75,11 @@ class ReleaseResult:
     cells: int
 
 
-class LakeReleases:
+class LakeReleases(SideTable):
     """The releases table of the lake at ``store.uri``."""
 
     def __init__(self, store: LakeStore) -> None:
-        self.uri = f"{store.uri.rstrip('/')}/{RELEASES_DIR}"
-        self.storage_options = dict(store.storage_options)
-
-    def create(self) -> None:
-        """Create the table if absent (several jobs at once: creating version 0 is a
-        conditional write, the losers find the table)."""
-        try:
-            DeltaTable.create(
-                self.uri,
-                RELEASE_SCHEMA,
-                mode="ignore",
-                partition_by=[_DAY],
-                name="releases",
-                storage_options=self.storage_options,
-            )
-        except Exception:
-            if not self.exists():
-                raise
-
-    def exists(self) -> bool:
-        return DeltaTable.is_deltatable(self.uri, self.storage_options)
-
-    def table(self) -> DeltaTable:
-        return DeltaTable(self.uri, storage_options=self.storage_options)
-
-    def version(self) -> int | None:
-        """The newest version, or None while there is no table."""
-        try:
-            return self.table().version()
-        except TableNotFoundError:
-            return None
-
-    def files(self, table: DeltaTable) -> list[LakeFile]:
-        acts = pa.table(table.get_add_actions(flatten=True))
-        if acts.num_rows == 0:
-            return []
-        cols = [acts.column(c).to_pylist() for c in ("path", f"partition.{_DAY}", "size_bytes")]
-        out = []
-        for path, day, size in zip(*cols, strict=True):
-            when = day if isinstance(day, dt.date) else dt.date.fromisoformat(str(day))
-            out.append(LakeFile(str(path), when, 0, int(size or 0), True))
-        return out
+        super().__init__(store, RELEASES_DIR, RELEASE_SCHEMA, _DAY, "releases")
 
     def days(self, table: DeltaTable | None = None) -> set[dt.date]:
         """The released days of ``table``'s version (default: the newest)."""
@@ -129,15 +87,6 @@ class LakeReleases:
             return {f.day for f in self.files(table or self.table())}
         except TableNotFoundError:
             return set()
-
-    def read(self, table: DeltaTable | None = None) -> pa.Table:
-        """Every stored row (records and cells): tiny, a few hundred rows a day."""
-        try:
-            dtable = table or self.table()
-        except TableNotFoundError:
-            return RELEASE_SCHEMA.empty_table()
-        reader = LakeReader(dtable.table_uri, self.storage_options)
-        return reader.read(self.files(dtable), RELEASE_SCHEMA, partition=_DAY)
 
     def retain(self, first_kept: dt.date, grace_hours: int) -> tuple[int, int]:
         """Delete the released cells before ``first_kept`` and VACUUM their files; return

@@ -34,13 +34,13 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
-from deltalake import CommitProperties, DeltaTable, write_deltalake
-from deltalake.exceptions import TableNotFoundError
+from deltalake import CommitProperties, write_deltalake
 
 from collector.backup import BackupError
 from collector.db import migrate
-from collector.lake.files import LakeFile, LakeReader, lake_files
+from collector.lake.files import LakeFile, lake_files
 from collector.lake.releases import LakeReleases, load_releases
+from collector.lake.side import SideTable
 from collector.lake.sink import lake_from_settings
 from collector.lake.store import MAX_COMMIT_RETRIES, LakeStore
 from collector.read_routes import EXPORT_BATCH_ROWS, BatchStream, next_batch
@@ -69,33 +69,13 @@ AUDIT_SCHEMA = pa.schema(
 )
 
 
-class LakeAudit:
+class LakeAudit(SideTable):
     """The steward audit table of the lake at ``store.uri``, partitioned by ``read_day``."""
 
     def __init__(self, store: LakeStore) -> None:
-        self.uri = f"{store.uri.rstrip('/')}/{AUDIT_DIR}"
-        self.storage_options = dict(store.storage_options)
+        super().__init__(store, AUDIT_DIR, AUDIT_SCHEMA, _DAY, "steward_audit")
         self._created = False
         self._lock = threading.Lock()
-
-    def create(self) -> None:
-        """Create the table if absent (several collectors at once: creating version 0 is a
-        conditional write, the losers find the table)."""
-        try:
-            DeltaTable.create(
-                self.uri,
-                AUDIT_SCHEMA,
-                mode="ignore",
-                partition_by=[_DAY],
-                name="steward_audit",
-                storage_options=self.storage_options,
-            )
-        except Exception:
-            if not self.exists():
-                raise
-
-    def exists(self) -> bool:
-        return DeltaTable.is_deltatable(self.uri, self.storage_options)
 
     def append(self, row: AuditRow) -> None:
         """Append ``row`` in one commit; return once it is committed, or raise."""
@@ -119,22 +99,11 @@ class LakeAudit:
     async def record(self, row: AuditRow) -> None:
         await asyncio.to_thread(self.append, row)
 
-    def read(self) -> list[AuditRow]:
+    def rows(self) -> list[AuditRow]:
         """Every recorded read, by day, label, route and filter (none: no table yet)."""
-        try:
-            table = DeltaTable(self.uri, storage_options=self.storage_options)
-        except TableNotFoundError:
-            return []
-        acts = pa.table(table.get_add_actions(flatten=True))
-        paths = acts.column("path").to_pylist() if acts.num_rows else []
-        # Only the paths matter here: the reader takes ``read_day`` from each file's path.
-        files = [LakeFile(str(path), dt.date.min, 0, 0, True) for path in paths]
-        rows = LakeReader(table.table_uri, self.storage_options).read(
-            files, AUDIT_SCHEMA, partition=_DAY
-        )
         out = [
             AuditRow(r[_DAY], r["label"], r["route"], r["filter"])
-            for r in rows.select(AUDIT_SCHEMA.names).to_pylist()
+            for r in self.read().select(AUDIT_SCHEMA.names).to_pylist()
         ]
         return sorted(out, key=lambda r: (r.read_day, r.label, r.route, r.filter))
 

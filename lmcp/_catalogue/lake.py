@@ -191,7 +191,7 @@ def _table_formats(store: Any, stored: Sequence[DataFormat]) -> list[DataFormat]
             {"day": "in the folder name and the log's partitionValues, not in the file"},
         )
     )  # fmt: skip
-    audit = LakeAudit(store).read()[0]
+    audit = LakeAudit(store).rows()[0]
     out.append(
         _parquet_format(
             "lake.steward_audit", "Lake: the steward audit table",

@@ -273,7 +273,7 @@ def test_one_audit_trail_for_every_lake_collector(tmp_path: Path) -> None:
         (TODAY, "alice-steward", "/v1/signals/count", f"since={D2.isoformat()}"),
         (TODAY, "alice-steward", "/v1/signals/export", "format=parquet"),
     ]
-    trail = [(r.read_day, r.label, r.route, r.filter) for r in LakeAudit(store).read()]
+    trail = [(r.read_day, r.label, r.route, r.filter) for r in LakeAudit(store).rows()]
     assert trail == expected  # reads through A and B, one trail, none for a refused read
     printed = _cli("lake", "audit", "--lake", store.uri, "--json")
     assert [tuple(r.values()) for r in printed] == [(d.isoformat(), *e) for d, *e in expected]
@@ -291,7 +291,7 @@ def test_one_audit_trail_for_every_lake_collector(tmp_path: Path) -> None:
     # The lake's retention deletes signals, not the stewards' trail.
     retain(store, TODAY + dt.timedelta(days=400), 1, grace_hours=0)
     assert store.count() == 0
-    assert [(r.read_day, r.label, r.route, r.filter) for r in LakeAudit(store).read()] == expected
+    assert [(r.read_day, r.label, r.route, r.filter) for r in LakeAudit(store).rows()] == expected
 
 
 @pytest.mark.slow
