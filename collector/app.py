@@ -27,13 +27,13 @@ from opentelemetry.sdk.metrics.export import MetricReader
 from opentelemetry.sdk.trace.export import SpanExporter
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from collector.backup import StewardBackup, build_backup_router
+from collector.backup import DatabaseBackup, StewardBackup, build_backup_router
 from collector.db import signals_database
 from collector.ingest_routes import INGEST_PATH, IngestEndpoint, document_ingestion
 from collector.openapi import document_errors, problem_response_doc
 from collector.pages import build_pages_router
 from collector.ratelimit import RateLimiter, RateLimitMiddleware
-from collector.read_routes import StewardReads, build_read_router
+from collector.read_routes import FileReads, StewardReads, build_read_router
 from collector.releases.store import params_from_settings
 from collector.retention import RetentionJob
 from collector.settings import CollectorSettings
@@ -113,8 +113,8 @@ def create_app(
         released = released_database(settings)
     # What the steward reads, copies and is audited in: the file, or in lake mode the lake
     # (the file holds no signal then) and its one audit table, shared by every collector.
-    reads: StewardReads | Database = db
-    copies: StewardBackup | Database = db
+    reads: StewardReads = FileReads(db)
+    copies: StewardBackup = DatabaseBackup(db)
     if settings.lake_uri:
         from collector.lake.steward import lake_steward  # deltalake: lake only
 

@@ -127,14 +127,12 @@ class DatabaseBackup:
         return await self.db.run(lambda con: copy_open_database(con, dest))
 
 
-def build_backup_router(settings: CollectorSettings, source: StewardBackup | Database) -> APIRouter:
-    """``POST /v1/admin/backup`` (steward token, audited): a consistent copy into
-    ``settings.backup_dir``; a copy holds raw rows, so it is the steward's. ``source``: a
-    ``Database`` is the collector's file.
+def build_backup_router(settings: CollectorSettings, copier: StewardBackup) -> APIRouter:
+    """``POST /v1/admin/backup`` (steward token, audited): a consistent copy of ``copier``
+    into ``settings.backup_dir``; a copy holds raw rows, so it is the steward's.
 
     The file name is the collector's own (a UTC timestamp): a client never names a path.
     """
-    copier: StewardBackup = DatabaseBackup(source) if isinstance(source, Database) else source
     router = APIRouter(tags=["admin"])
 
     @router.post(

@@ -194,9 +194,8 @@ async def _encode(stream: BatchStream, fmt: str) -> AsyncIterator[bytes]:
         await stream.close()
 
 
-def build_read_router(source: StewardReads | Database) -> APIRouter:
-    """The steward's count and export routes over ``source`` (a ``Database``: the file)."""
-    reads: StewardReads = FileReads(source) if isinstance(source, Database) else source
+def build_read_router(reads: StewardReads) -> APIRouter:
+    """The steward's count and export routes over ``reads``."""
     router = APIRouter(tags=["steward"])
 
     @router.get(

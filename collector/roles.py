@@ -114,18 +114,17 @@ def _filter_text(filters: Mapping[str, object]) -> str:
 
 
 async def audit_read(
-    trail: AuditTrail | Database,
+    trail: AuditTrail,
     steward: Steward,
     route: str,
     filters: Mapping[str, object],
     *,
     today: dt.date | None = None,
 ) -> None:
-    """Record one steward read before it is served (validated values only); a ``Database``
-    is the collector's file. Any failure to record refuses the read (503 ``audit_failed``)."""
+    """Record one steward read in ``trail`` before it is served (validated values only). Any
+    failure to record refuses the read (503 ``audit_failed``)."""
     day = today or dt.datetime.now(dt.UTC).date()
-    target = DatabaseAudit(trail) if isinstance(trail, Database) else trail
     try:
-        await target.record(AuditRow(day, steward.label, route, _filter_text(filters)))
+        await trail.record(AuditRow(day, steward.label, route, _filter_text(filters)))
     except Exception:
         raise ProblemError(503, "audit_failed", "The read could not be audited.") from None

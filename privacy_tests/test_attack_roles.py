@@ -105,7 +105,7 @@ def test_a_steward_read_that_cannot_be_audited_is_refused(tmp_path: Path) -> Non
     import pytest
 
     from collector.db import signals_database
-    from collector.roles import Steward, audit_read
+    from collector.roles import DatabaseAudit, Steward, audit_read
     from service.errors import ProblemError
 
     db = signals_database(tmp_path / "signals.duckdb")
@@ -113,7 +113,9 @@ def test_a_steward_read_that_cannot_be_audited_is_refused(tmp_path: Path) -> Non
     try:
         db.run_sync(lambda con: con.execute("DROP TABLE steward_audit"))
         with pytest.raises(ProblemError) as refused:
-            asyncio.run(audit_read(db, Steward("alice-steward"), "/v1/signals/count", {}))
+            asyncio.run(
+                audit_read(DatabaseAudit(db), Steward("alice-steward"), "/v1/signals/count", {})
+            )
         assert refused.value.status == 503
     finally:
         db.close()
