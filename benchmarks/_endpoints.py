@@ -16,7 +16,7 @@ import uvicorn
 from collector.app import create_app
 from collector.settings import CollectorSettings
 
-__all__ = ["black_hole", "down_port", "real_collector"]
+__all__ = ["black_hole", "down_port", "half_sent_requests", "real_collector"]
 
 
 def down_port() -> int:
@@ -61,3 +61,32 @@ def real_collector(db_path: Path, port: int = 0) -> Iterator[int]:
         server.should_exit = True
         thread.join(timeout=30)
         sock.close()
+
+
+def half_sent_requests(port: int, count: int) -> list[socket.socket]:
+    """``count`` connections from 127.0.0.2 (one attacker's address) to ``port`` on
+    127.0.0.1, each having sent half a request head and nothing more (slowloris). The
+    caller closes them."""
+    socks: list[socket.socket] = []
+    try:
+        for _ in range(count):
+            sock = socket.socket()
+            socks.append(sock)
+            sock.bind(("127.0.0.2", 0))
+            sock.setblocking(False)
+            try:
+                sock.connect(("127.0.0.1", port))
+            except BlockingIOError:
+                pass
+        time.sleep(0.5)
+        for sock in socks:
+            try:
+                sock.send(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+            except OSError:
+                pass
+        time.sleep(0.5)
+    except BaseException:
+        for sock in socks:
+            sock.close()
+        raise
+    return socks

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import httpx
 
+from benchmarks._endpoints import half_sent_requests
 from benchmarks._timing import percentile, table, verdict
 
 REPO = Path(__file__).resolve().parent.parent
@@ -170,24 +171,8 @@ def _health_under_attack(pool: ProcessPoolExecutor, url: str) -> tuple[float, in
 
 def _slowloris(url: str) -> float:
     port = int(url.rsplit(":", 1)[1])
-    socks = []
+    socks = half_sent_requests(port, 500)
     try:
-        for _ in range(500):
-            sock = socket.socket()
-            sock.bind(("127.0.0.2", 0))
-            sock.setblocking(False)
-            try:
-                sock.connect(("127.0.0.1", port))
-            except BlockingIOError:
-                pass
-            socks.append(sock)
-        time.sleep(0.5)
-        for sock in socks:
-            try:
-                sock.send(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
-            except OSError:
-                pass
-        time.sleep(0.5)
         started = time.perf_counter()
         with httpx.Client(trust_env=False, timeout=10) as client:
             client.get(url + "/healthz")

@@ -360,3 +360,15 @@ def run_author(root: Path, skills_url: str, token: str) -> AuthorResult:
     data = saved.result.get("data", {}) if saved.ok and isinstance(saved.result, dict) else {}
     number = data.get("revision_number")
     return AuthorResult(saved.ok, recalled.ok, number if isinstance(number, int) else None)
+
+
+def fleet_problems(results: list[ClientResult]) -> list[str]:
+    """What the demos check of the fleet: an opted-out client made no request, and every
+    opted-in client delivered every signal it reported."""
+    problems = []
+    for r in results:
+        if not r.plan.opted_in and (r.sent_ids or r.requests):
+            problems.append(f"opted-out client {r.plan.index} made {r.requests} request(s)")
+        if r.plan.opted_in and r.not_sent:
+            problems.append(f"client {r.plan.index} could not deliver {r.not_sent} signal(s)")
+    return problems

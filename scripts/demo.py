@@ -49,7 +49,14 @@ from cloudskills.principals import SkillPrincipal
 from cloudskills.settings import SkillsSettings
 from collector.settings import CollectorSettings, StewardToken
 from contract.days import utc_today
-from scripts._demo_fleet import AUTHOR_SKILL, ClientResult, plan_fleet, run_author, run_client
+from scripts._demo_fleet import (
+    AUTHOR_SKILL,
+    ClientResult,
+    fleet_problems,
+    plan_fleet,
+    run_author,
+    run_client,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 #: The demo's epsilon per installation-day (the default is 1.0): a demo fleet is small.
@@ -229,11 +236,7 @@ def _verify(db_ids: set[str], history: set[str], results: list[ClientResult]) ->
             f"the collector holds {len(db_ids)} signals, expected {len(expected)} "
             f"({len(db_ids - expected)} unexpected, {len(expected - db_ids)} missing)"
         )
-    for r in results:
-        if not r.plan.opted_in and (r.sent_ids or r.requests):
-            problems.append(f"opted-out client {r.plan.index} made {r.requests} request(s)")
-        if r.plan.opted_in and r.not_sent:
-            problems.append(f"client {r.plan.index} could not deliver {r.not_sent} signal(s)")
+    problems += fleet_problems(results)
     return problems
 
 

@@ -45,7 +45,7 @@ from collector.lake.store import LakeStore
 from collector.releases.cubes import CUBES
 from collector.releases.store import PrivacyParams
 from collector.retention import first_kept_day
-from scripts._demo_fleet import ClientResult, plan_fleet, run_client
+from scripts._demo_fleet import ClientResult, fleet_problems, plan_fleet, run_client
 from scripts._lake_cluster import Collectors, send_load
 
 REPO = Path(__file__).resolve().parent.parent
@@ -104,11 +104,7 @@ def _check(store: LakeStore, expected: set[str], results: list[ClientResult]) ->
     records = LakeReleases(store).read().column("key").null_count
     if records != len(CUBES) * len(days):
         problems.append(f"{records} released (cube, day) records for {len(days)} days")
-    for r in results:
-        if not r.plan.opted_in and (r.sent_ids or r.requests):
-            problems.append(f"opted-out client {r.plan.index} made {r.requests} request(s)")
-        if r.plan.opted_in and r.not_sent:
-            problems.append(f"client {r.plan.index} could not deliver {r.not_sent} signal(s)")
+    problems += fleet_problems(results)
     return problems
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
+from benchmarks._endpoints import half_sent_requests
 from collector.settings import CollectorSettings
 from tests._servers import REPO, free_port, running_collector, settings_env, wait_ready
 
@@ -114,22 +115,7 @@ def test_finding_3_slowloris_500_sockets_new_client_served(tmp_path: Path) -> No
         base = f"http://127.0.0.1:{port}"
         wait_ready(base, proc=proc)
         # 500 half-sent requests from another loopback address (one attacker).
-        for _ in range(500):
-            sock = socket.socket()
-            sock.bind(("127.0.0.2", 0))
-            sock.setblocking(False)
-            try:
-                sock.connect(("127.0.0.1", port))
-            except BlockingIOError:
-                pass
-            socks.append(sock)
-        time.sleep(0.5)
-        for sock in socks:
-            try:
-                sock.send(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
-            except OSError:
-                pass
-        time.sleep(0.5)
+        socks = half_sent_requests(port, 500)
         started = time.monotonic()
         with httpx.Client(trust_env=False, timeout=5) as client:
             assert client.get(base + "/healthz").status_code == 200
