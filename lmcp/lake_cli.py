@@ -42,6 +42,9 @@ MemoryOpt = Annotated[
         show_default=False,
     ),
 ]
+DaysOpt = Annotated[
+    int | None, typer.Option(min=1, help="Retention (default: LMCP_COLLECTOR_RETENTION_DAYS).")
+]
 
 
 def _store(lake: str | None) -> LakeStore:
@@ -95,9 +98,7 @@ def compact(lake: LakeOpt = None, today: TodayOpt = None, memory_limit: MemoryOp
 def release(
     lake: LakeOpt = None,
     today: TodayOpt = None,
-    days: Annotated[
-        int | None, typer.Option(min=1, help="Retention (default: LMCP_COLLECTOR_RETENTION_DAYS).")
-    ] = None,
+    days: DaysOpt = None,
     memory_limit: MemoryOpt = None,
 ) -> None:
     """Release each closed, compacted day not released yet: computed once, never redrawn.
@@ -130,9 +131,7 @@ def release(
 def retain(
     lake: LakeOpt = None,
     today: TodayOpt = None,
-    days: Annotated[
-        int | None, typer.Option(min=1, help="Retention (default: LMCP_COLLECTOR_RETENTION_DAYS).")
-    ] = None,
+    days: DaysOpt = None,
     grace_hours: Annotated[
         int, typer.Option(min=0, help="Keep removed files this long for running readers.")
     ] = 1,

@@ -8,9 +8,14 @@ import random
 from collections.abc import Iterator
 from pathlib import Path
 
+import duckdb
 import pyarrow as pa
 import pytest
 
+from analysis import Filters
+from analysis._synth import synthesize
+from analysis.report import answer_all
+from collector.lake.load import lake_rows_from_duckdb
 from collector.lake.seaweed import LoopbackSeaweed, find_weed
 from collector.lake.store import LakeStore, lake_rows
 from collector.rows import rows_from_models
@@ -45,3 +50,25 @@ def rows(count: int, seed: int = 1, received_day: dt.date = DAY) -> pa.Table:
 @pytest.fixture
 def folder_store(tmp_path: Path) -> LakeStore:
     return LakeStore(str(tmp_path / "lake"))
+
+
+def synthetic_pair(folder: Path, count: int, end_day: dt.date) -> tuple[Path, pa.Table]:
+    """``count`` synthetic signals over the 90 days to ``end_day``: a DuckDB file in
+    ``folder``, and the same rows as lake rows."""
+    db = folder / "signals.duckdb"
+    synthesize(db, count, end_day=end_day)
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return db, lake_rows_from_duckdb(con)
+    finally:
+        con.close()
+
+
+def answers_of(
+    con: duckdb.DuckDBPyConnection, filters: Filters | None = None, *, exact: bool = True
+) -> list[object]:
+    """Every triage answer on ``con`` (closed afterwards): what file and lake must agree on."""
+    try:
+        return list(answer_all(con, filters, exact=exact))
+    finally:
+        con.close()

@@ -24,10 +24,7 @@ from analysis import Filters, open_db, open_lake
 from analysis._questions import DEFAULT_LIMIT
 from analysis._released import RELEASED_QUESTIONS, ask_released
 from analysis._session import COOKIE_NAME, make_session
-from analysis._synth import synthesize
-from analysis.report import answer_all
 from collector.lake.jobs import compact
-from collector.lake.load import lake_rows_from_duckdb
 from collector.lake.releases import LakeReleases, load_releases, release
 from collector.lake.seaweed import LoopbackSeaweed
 from collector.lake.store import LakeStore
@@ -36,6 +33,7 @@ from collector.settings import CollectorSettings
 from contract.schema import Platform
 from lmcp.cli import app
 from tests._servers import running_collector
+from tests.lake.conftest import answers_of, synthetic_pair
 
 pytestmark = pytest.mark.slow
 
@@ -44,13 +42,7 @@ END = dt.date(2026, 11, 30)
 
 @pytest.fixture(scope="module")
 def synthetic(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pa.Table]:
-    db = tmp_path_factory.mktemp("file") / "signals.duckdb"
-    synthesize(db, 30_000, end_day=END)
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return db, lake_rows_from_duckdb(con)
-    finally:
-        con.close()
+    return synthetic_pair(tmp_path_factory.mktemp("file"), 30_000, END)
 
 
 @pytest.fixture
@@ -64,15 +56,6 @@ def pair(synthetic: tuple[Path, pa.Table], tmp_path: Path) -> tuple[Path, LakeSt
     return db, store
 
 
-def _answers(
-    con: duckdb.DuckDBPyConnection, filters: Filters | None = None, *, exact: bool = True
-) -> list[object]:
-    try:
-        return list(answer_all(con, filters, exact=exact))
-    finally:
-        con.close()
-
-
 @pytest.mark.parametrize(
     "filters", [None, Filters(platform=Platform.windows)], ids=["all", "windows"]
 )
@@ -80,13 +63,13 @@ def test_every_answer_equal_before_and_after_compaction(
     pair: tuple[Path, LakeStore], filters: Filters | None
 ) -> None:
     db, store = pair
-    expected = _answers(open_db(db), filters)
+    expected = answers_of(open_db(db), filters)
     assert any(a.rows for a in expected)  # type: ignore[attr-defined]
     assert store.count() > 30_000  # the duplicates are stored
-    assert _answers(open_lake(store.uri, raw=True), filters) == expected
+    assert answers_of(open_lake(store.uri, raw=True), filters) == expected
     compact(store, END + dt.timedelta(days=1))
     assert store.count() == 30_000
-    assert _answers(open_lake(store.uri, raw=True), filters) == expected
+    assert answers_of(open_lake(store.uri, raw=True), filters) == expected
 
 
 def test_cli_answers_equal(pair: tuple[Path, LakeStore]) -> None:
@@ -112,10 +95,10 @@ def test_answers_equal_on_seaweedfs_s3(
     monkeypatch.setenv("LMCP_COLLECTOR_LAKE_S3_KEY_ID", seaweed.key_id)
     monkeypatch.setenv("LMCP_COLLECTOR_LAKE_S3_SECRET", seaweed.secret)
     monkeypatch.setenv("LMCP_COLLECTOR_LAKE_S3_ALLOW_HTTP", "true")
-    expected = _answers(open_db(db))
-    assert _answers(open_lake(store.uri, raw=True)) == expected
+    expected = answers_of(open_db(db))
+    assert answers_of(open_lake(store.uri, raw=True)) == expected
     compact(store, END + dt.timedelta(days=1))
-    assert _answers(open_lake(store.uri, raw=True)) == expected
+    assert answers_of(open_lake(store.uri, raw=True)) == expected
 
 
 # -- the team's view: released cells ----------------------------------------------------------
@@ -155,9 +138,9 @@ def test_team_answers_on_the_lake_equal_the_files(
     released: tuple[Path, LakeStore], filters: Filters | None
 ) -> None:
     copy, store = released
-    expected = _answers(open_db(copy), filters, exact=False)
+    expected = answers_of(open_db(copy), filters, exact=False)
     assert any(a.rows for a in expected)  # type: ignore[attr-defined]
-    assert _answers(open_lake(store.uri), filters, exact=False) == expected
+    assert answers_of(open_lake(store.uri), filters, exact=False) == expected
 
 
 def test_team_cli_on_the_lake(released: tuple[Path, LakeStore], tmp_path: Path) -> None:

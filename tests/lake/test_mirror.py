@@ -17,30 +17,20 @@ import pytest
 from typer.testing import CliRunner
 
 from analysis import Filters, open_db, open_lake
-from analysis._synth import synthesize
-from analysis.report import answer_all
 from collector.lake.jobs import compact, retain
-from collector.lake.load import lake_rows_from_duckdb
 from collector.lake.mirror import MirrorError, open_mirrored
 from collector.lake.seaweed import LoopbackSeaweed
 from collector.lake.store import LakeStore
 from contract.schema import Platform
 from lmcp.cli import app
-from tests.lake.conftest import DAY, rows
+from tests.lake.conftest import DAY, answers_of, rows, synthetic_pair
 
 END = dt.date(2026, 11, 30)
 NEXT = DAY + dt.timedelta(days=1)
 
 
-def _answers(con: duckdb.DuckDBPyConnection, filters: Filters | None = None) -> list[object]:
-    try:
-        return list(answer_all(con, filters, exact=True))
-    finally:
-        con.close()
-
-
 def _mirrored(store: LakeStore, path: Path) -> list[object]:
-    return _answers(open_mirrored(store, path)[0])
+    return answers_of(open_mirrored(store, path)[0])
 
 
 def _stored(path: Path, sql: str) -> list[tuple[object, ...]]:
@@ -54,13 +44,7 @@ def _stored(path: Path, sql: str) -> list[tuple[object, ...]]:
 
 @pytest.fixture(scope="module")
 def synthetic(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pa.Table]:
-    db = tmp_path_factory.mktemp("file") / "signals.duckdb"
-    synthesize(db, 20_000, end_day=END)
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return db, lake_rows_from_duckdb(con)
-    finally:
-        con.close()
+    return synthetic_pair(tmp_path_factory.mktemp("file"), 20_000, END)
 
 
 @pytest.mark.slow
@@ -73,16 +57,16 @@ def test_mirror_answers_equal_the_file_before_and_after_compaction(
     store.append(whole.slice(0, 12_000))
     store.append(whole.slice(12_000))
     store.append(whole.slice(3_000, 2_000))  # retries stored twice
-    expected = _answers(open_db(db), filters)
+    expected = answers_of(open_db(db), filters)
     assert any(a.rows for a in expected)  # type: ignore[attr-defined]
     mirror = tmp_path / "mirror.duckdb"
     con, done = open_mirrored(store, mirror)
     assert (done.rows_copied, done.open_rows) == (0, 20_000)  # nothing compacted: all open
-    assert _answers(con, filters) == expected
+    assert answers_of(con, filters) == expected
     compact(store, END + dt.timedelta(days=1))
     con, done = open_mirrored(store, mirror)
     assert (done.rows_copied, done.open_rows) == (20_000, 0)
-    assert _answers(con, filters) == expected
+    assert answers_of(con, filters) == expected
     assert _stored(mirror, "SELECT count(*), count(DISTINCT signal_id) FROM mirror_signals") == [
         (20_000, 20_000)
     ]
@@ -110,14 +94,14 @@ def test_a_day_is_copied_once_and_again_only_when_its_files_change(
     con, step = open_mirrored(folder_store, mirror)
     con.close()
     assert (step.days_copied, step.open_rows) == (0, 1)  # only the new id, and only once
-    assert _mirrored(folder_store, mirror) == _answers(open_lake(folder_store.uri, raw=True))
+    assert _mirrored(folder_store, mirror) == answers_of(open_lake(folder_store.uri, raw=True))
 
     compact(folder_store, NEXT)  # the day is rewritten: new files, copied again
     con, recopied = open_mirrored(folder_store, mirror)
     con.close()
     assert (recopied.days_copied, recopied.days_dropped, recopied.open_rows) == (1, 1, 0)
     assert recopied.rows_copied == 41
-    assert _mirrored(folder_store, mirror) == _answers(open_lake(folder_store.uri, raw=True))
+    assert _mirrored(folder_store, mirror) == answers_of(open_lake(folder_store.uri, raw=True))
     assert _stored(mirror, "SELECT count(*) FROM mirror_signals") == [(121,)]
 
 
@@ -265,4 +249,4 @@ def test_mirror_answers_equal_on_seaweedfs_s3(
     compact(store, END - dt.timedelta(days=3))  # most days compacted, the last ones open
     con, done = open_mirrored(store, tmp_path / "mirror.duckdb")
     assert done.rows_copied > 0 and done.open_rows > 0
-    assert _answers(con) == _answers(open_db(db))
+    assert answers_of(con) == answers_of(open_db(db))
