@@ -90,6 +90,18 @@ class LakeReader:
             partition_base_dir=self.root,
         )
 
+    @property
+    def is_local(self) -> bool:
+        return isinstance(self.filesystem, pafs.LocalFileSystem)
+
+    def parquet_sql(self, files: Sequence[LakeFile], *, partition: str = PARTITION) -> str:
+        """A DuckDB ``SELECT`` over local ``files`` (``partition`` from their paths)."""
+        listed = ", ".join("'" + p.replace("'", "''") + "'" for p in self.paths(files))
+        return (
+            f"SELECT * FROM read_parquet([{listed}], hive_partitioning = true, "
+            f"hive_types = {{'{partition}': DATE}}, union_by_name = true)"
+        )
+
     def scan(
         self,
         con: duckdb.DuckDBPyConnection,
@@ -101,15 +113,14 @@ class LakeReader:
     ) -> None:
         """``name`` on ``con``: the rows of ``files``, scanned lazily by each query (nothing is
         copied in; only the columns a query uses are read). A folder's files are read by
-        DuckDB's own reader, S3 objects through ``dataset`` (DuckDB has no offline ``httpfs``),
-        which only ``con`` sees, not its cursors."""
-        if files and isinstance(self.filesystem, pafs.LocalFileSystem):
-            listed = ", ".join("'" + p.replace("'", "''") + "'" for p in self.paths(files))
-            con.execute(
-                f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet([{listed}], "
-                f"hive_partitioning = true, hive_types = {{'{partition}': DATE}}, "
-                "union_by_name = true)"
-            )
+        DuckDB's own reader, S3 objects through ``dataset`` (DuckDB has no offline ``httpfs``).
+        Either way only ``con`` sees it (a temporary view, a registered dataset), not its
+        cursors, and nothing of it is stored in ``con``'s database."""
+        if files and self.is_local:
+            # Data files never change once written: their footers can be cached.
+            con.execute("SET parquet_metadata_cache = true")
+            sql = self.parquet_sql(files, partition=partition)
+            con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS {sql}")
         else:
             con.register(name, self.dataset(files, schema, partition=partition))
 

@@ -32,12 +32,11 @@ import duckdb
 from deltalake import DeltaTable
 
 from collector.db import MIGRATIONS_DIR, migrate
-from collector.lake.files import PARTITION, LakeFile, lake_files
+from collector.lake.files import PARTITION, lake_files
 from collector.lake.releases import LakeReleases, load_releases
 from collector.lake.store import (
     LAKE_SCHEMA,
     LakeStore,
-    parquet_scan,
     shaped_columns,
     signal_columns,
 )
@@ -148,17 +147,6 @@ def open_mirrored(store: LakeStore, path: Path) -> tuple[duckdb.DuckDBPyConnecti
     return con, done
 
 
-def _scan(con: duckdb.DuckDBPyConnection, store: LakeStore, table: DeltaTable,
-          name: str, files: list[LakeFile]) -> None:  # fmt: skip
-    """``name``: the rows of ``files`` as stored, read as they are scanned."""
-    reader = store.reader(table)
-    if store.is_local and files:
-        con.execute("SET parquet_metadata_cache = true")
-        con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS {parquet_scan(reader, files)}")
-    else:
-        con.register(name, reader.dataset(files, LAKE_SCHEMA))
-
-
 def sync(con: duckdb.DuckDBPyConnection, store: LakeStore, table: DeltaTable) -> MirrorSync:
     """Bring the mirror on ``con`` to ``table``'s version, then rebuild the view ``signals``."""
     files = sorted(lake_files(table), key=lambda f: (f.day, f.path))
@@ -173,6 +161,7 @@ def sync(con: duckdb.DuckDBPyConnection, store: LakeStore, table: DeltaTable) ->
     drop = sorted(d for d, paths in have.items() if want.get(d) != paths)
     add = sorted(d for d, paths in want.items() if have.get(d) != paths)
     shaped = shaped_columns(con)
+    reader = store.reader(table)
     copied = 0
     con.execute("BEGIN TRANSACTION")
     try:
@@ -182,7 +171,7 @@ def sync(con: duckdb.DuckDBPyConnection, store: LakeStore, table: DeltaTable) ->
         if add:
             wanted = set(add)
             new = [f for f in files if f.compacted and f.day in wanted]
-            _scan(con, store, table, "_mirror_new", new)
+            reader.scan(con, "_mirror_new", new, LAKE_SCHEMA)
             found = con.execute(
                 f"INSERT INTO mirror_signals SELECT {shaped} FROM _mirror_new"
             ).fetchone()
@@ -193,7 +182,7 @@ def sync(con: duckdb.DuckDBPyConnection, store: LakeStore, table: DeltaTable) ->
         con.execute("ROLLBACK")
         raise
     open_files = [f for f in files if not f.compacted]
-    _scan(con, store, table, "_mirror_open_scan", open_files)
+    reader.scan(con, "_mirror_open_scan", open_files, LAKE_SCHEMA)
     # Rows not compacted yet: each id once (the earliest received day), minus ids compacted.
     con.execute(
         f"""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +24,7 @@ import pyarrow as pa
 from deltalake import CommitProperties, DeltaTable, write_deltalake
 from deltalake.exceptions import CommitFailedError, TableNotFoundError
 
-from collector.lake.files import PARTITION, LakeFile, LakeReader, lake_files
+from collector.lake.files import PARTITION, LakeReader, lake_files
 from collector.rows import ROWS
 
 __all__ = [
@@ -32,7 +32,6 @@ __all__ = [
     "TABLE_CONFIGURATION",
     "LakeStore",
     "lake_rows",
-    "parquet_scan",
     "shaped_columns",
     "signal_columns",
 ]
@@ -114,15 +113,6 @@ def shaped_columns(con: duckdb.DuckDBPyConnection) -> str:
             else f'CAST("{name}" AS {kind}) AS "{name}"'
         )
         for name, kind in cols
-    )
-
-
-def parquet_scan(reader: LakeReader, files: Sequence[LakeFile]) -> str:
-    """A DuckDB ``SELECT`` over local lake ``files`` (``received_day`` from their paths)."""
-    listed = ", ".join("'" + p.replace("'", "''") + "'" for p in reader.paths(files))
-    return (
-        f"SELECT * FROM read_parquet([{listed}], hive_partitioning = true, "
-        f"hive_types = {{'{PARTITION}': DATE}}, union_by_name = true)"
     )
 
 
@@ -263,7 +253,7 @@ class LakeStore:
                 if not group:
                     self._copy(con, view, LAKE_SCHEMA.empty_table())
                     continue
-                con.execute(f"CREATE OR REPLACE VIEW {view} AS {parquet_scan(reader, group)}")
+                con.execute(f"CREATE OR REPLACE VIEW {view} AS {reader.parquet_sql(group)}")
         else:
             # DuckDB reads s3:// only through its httpfs extension, which is not installable
             # offline: Arrow reads the objects, and the rows are copied into the connection
