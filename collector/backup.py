@@ -39,6 +39,7 @@ __all__ = [
     "backup_database",
     "build_backup_router",
     "copy_open_database",
+    "path_literal",
 ]
 
 
@@ -83,7 +84,7 @@ def copy_open_database(con: duckdb.DuckDBPyConnection, dest: Path) -> int:
     row = con.execute("SELECT current_database()").fetchone()
     source = str(row[0]) if row else ""
     quoted = source.replace('"', '""')
-    con.execute(f"ATTACH '{_literal(dest)}' AS lmcp_backup")
+    con.execute(f"ATTACH '{path_literal(dest)}' AS lmcp_backup")
     try:
         con.execute(f'COPY FROM DATABASE "{quoted}" TO lmcp_backup')
         counted = con.execute("SELECT count(*) FROM lmcp_backup.signals").fetchone()
@@ -92,7 +93,8 @@ def copy_open_database(con: duckdb.DuckDBPyConnection, dest: Path) -> int:
     return int(counted[0]) if counted else 0
 
 
-def _literal(path: Path) -> str:
+def path_literal(path: Path) -> str:
+    """``path`` inside a single-quoted SQL string."""
     return str(path).replace("'", "''")
 
 

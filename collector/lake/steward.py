@@ -36,7 +36,7 @@ import duckdb
 import pyarrow as pa
 from deltalake import CommitProperties, write_deltalake
 
-from collector.backup import BackupError
+from collector.backup import BackupError, path_literal
 from collector.db import migrate
 from collector.lake.files import LakeFile, lake_files
 from collector.lake.releases import LakeReleases, load_releases
@@ -172,7 +172,7 @@ class LakeSteward:
                 # connection's own: DuckDB removes a folder it created when it closes.
                 self._spill_dir.mkdir(parents=True, exist_ok=True)
                 own = self._spill_dir / uuid.uuid4().hex
-                con.execute(f"SET temp_directory = '{_literal(own)}'")
+                con.execute(f"SET temp_directory = '{path_literal(own)}'")
         except BaseException:
             con.close()
             raise
@@ -223,7 +223,7 @@ class LakeSteward:
             con = self._connect()
             try:
                 self.store.signals_relation(con, table=table, lazy=True)
-                con.execute(f"ATTACH '{_literal(partial)}' AS lmcp_backup")
+                con.execute(f"ATTACH '{path_literal(partial)}' AS lmcp_backup")
                 try:
                     con.execute("INSERT INTO lmcp_backup.signals SELECT * FROM signals")
                     row = con.execute("SELECT count(*) FROM lmcp_backup.signals").fetchone()
@@ -245,10 +245,6 @@ class LakeSteward:
             raise
         except Exception:  # the lake or the disk failed: never a row in the message
             raise BackupError("the lake could not be copied") from None
-
-
-def _literal(path: Path) -> str:
-    return str(path).replace("'", "''")
 
 
 def lake_steward(settings: CollectorSettings) -> LakeSteward:
