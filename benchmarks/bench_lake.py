@@ -27,6 +27,8 @@ import shutil
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import duckdb
@@ -131,14 +133,19 @@ def _files_per_day(store: LakeStore) -> None:
     )  # fmt: skip
 
 
-def _median(con: duckdb.DuckDBPyConnection, q: Question, period: Period) -> float:
-    ask(con, q, period=period)  # warm
-    runs = []
-    for _ in range(3):
+def _warm_median(call: Callable[[], object], runs: int) -> float:
+    """The median of ``runs`` timed calls of ``call``, after one untimed (warming) call."""
+    call()
+    took = []
+    for _ in range(runs):
         t = time.perf_counter()
-        ask(con, q, period=period)
-        runs.append(time.perf_counter() - t)
-    return statistics.median(runs)
+        call()
+        took.append(time.perf_counter() - t)
+    return statistics.median(took)
+
+
+def _median(con: duckdb.DuckDBPyConnection, q: Question, period: Period) -> float:
+    return _warm_median(lambda: ask(con, q, period=period), 3)
 
 
 def _triage(root: Path) -> None:
@@ -208,13 +215,7 @@ def _released_triage(store: LakeStore, db: Path, root: Path) -> None:
     for q in RELEASED_QUESTIONS:
         times = {}
         for name, con in (("file", file), ("lake", lake)):
-            ask_released(con, q, limit=DEFAULT_LIMIT)  # warm
-            runs = []
-            for _ in range(5):
-                t = time.perf_counter()
-                ask_released(con, q, limit=DEFAULT_LIMIT)
-                runs.append(time.perf_counter() - t)
-            times[name] = statistics.median(runs)
+            times[name] = _warm_median(partial(ask_released, con, q, limit=DEFAULT_LIMIT), 5)
         ratio = times["lake"] / times["file"]
         worst = max(worst, ratio)
         rows.append([q.value, f"{times['file']:.4f}", f"{times['lake']:.4f}", f"{ratio:.1f}x"])
