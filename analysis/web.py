@@ -75,8 +75,7 @@ _CSP = (
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 )
 _PAGE_HEADERS = {
-    "Content-Security-Policy": _CSP,
-    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": _CSP,  # nosniff: on every response (lmcp.apps.uvicorn_config)
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
     "X-Frame-Options": "DENY",
@@ -347,7 +346,7 @@ def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
         return Response(
             body,
             media_type=media,
-            headers={"Cache-Control": "public, max-age=3600", "X-Content-Type-Options": "nosniff"},
+            headers={"Cache-Control": "public, max-age=3600"},
         )
 
     return router

@@ -33,8 +33,7 @@ DOCS_ASSETS = {
     "swagger-ui.css": "text/css; charset=utf-8",
     "favicon.png": "image/png",
 }
-_COMMON = {
-    "X-Content-Type-Options": "nosniff",
+_COMMON = {  # nosniff: on every response (lmcp.apps.uvicorn_config)
     "Referrer-Policy": "no-referrer",
     "X-Frame-Options": "DENY",
 }

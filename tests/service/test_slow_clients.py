@@ -1,0 +1,127 @@
+"""Clients that read slowly, or never, cannot pin a service: the guarded protocol's answer side.
+
+Against a real collector under uvicorn (``tests/_servers.running_collector``) with an extra
+router serving a large answer, whole or streamed, as an export or a dashboard page is. Each
+test is an attack: a socket whose receive buffer is 1 KiB and that never reads, or reads a
+byte now and then; many of them from many loopback addresses; many large answers at once.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import APIRouter
+from fastapi.responses import Response, StreamingResponse
+
+from collector.settings import CollectorSettings
+from service.db import Database
+from tests._servers import running_collector
+
+pytestmark = pytest.mark.slow
+
+SIZE = 8 * 1024 * 1024
+BLOCK = b"x" * SIZE
+
+
+def _large_answers(settings: CollectorSettings, db: Database) -> APIRouter:
+    router = APIRouter()
+
+    @router.get("/test/whole")
+    async def whole() -> Response:
+        return Response(BLOCK, media_type="application/octet-stream")
+
+    @router.get("/test/streamed")
+    async def streamed() -> StreamingResponse:
+        async def chunks() -> AsyncIterator[bytes]:
+            for at in range(0, SIZE, 64 * 1024):
+                yield BLOCK[at : at + 64 * 1024]
+
+        return StreamingResponse(chunks(), media_type="application/octet-stream")
+
+    return router
+
+
+@contextmanager
+def _served(tmp_path: Path, **limits: Any) -> Iterator[int]:
+    limits = {"max_buffered_bytes": SIZE * 64, **limits}
+    settings = CollectorSettings(db_path=tmp_path / "s.duckdb", rate_limit_enabled=False, **limits)
+    with running_collector(settings, routers=(_large_answers,)) as url:
+        yield int(url.rsplit(":", 1)[1])
+
+
+def _slow_reader(port: int, path: str, address: str = "127.0.0.1") -> socket.socket:
+    """A connection that asked for ``path`` whole and reads nothing (1 KiB receive buffer)."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+    sock.bind((address, 0))
+    sock.connect(("127.0.0.1", port))
+    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    return sock
+
+
+def _drain(sock: socket.socket) -> int:
+    """Every byte the server still delivers on ``sock`` (until it closes or resets it)."""
+    sock.settimeout(30)
+    total = 0
+    try:
+        while chunk := sock.recv(1 << 20):
+            total += len(chunk)
+    except (ConnectionResetError, TimeoutError):
+        pass
+    finally:
+        sock.close()
+    return total
+
+
+@pytest.mark.parametrize("path", ["/test/whole", "/test/streamed"])
+def test_a_client_that_never_reads_is_dropped_at_the_write_timeout(
+    tmp_path: Path, path: str
+) -> None:
+    with _served(tmp_path, write_timeout_s=0.5, response_timeout_s=600.0) as port:
+        sock = _slow_reader(port, path)
+        time.sleep(2.0)  # four write timeouts: the server must have given up by now
+        assert _drain(sock) < SIZE  # the rest was dropped, not kept for a client that waits
+
+
+def test_a_client_that_reads_a_byte_now_and_then_is_dropped_at_the_response_deadline(
+    tmp_path: Path,
+) -> None:
+    with _served(tmp_path, write_timeout_s=600.0, response_timeout_s=1.0) as port:
+        sock = _slow_reader(port, "/test/whole")
+        for _ in range(30):  # progress, always: the write timeout never fires
+            sock.recv(1)
+            time.sleep(0.1)
+        assert _drain(sock) < SIZE
+
+
+def test_slow_readers_from_many_addresses_cannot_lock_out_a_new_client(tmp_path: Path) -> None:
+    with _served(
+        tmp_path, max_connections=64, write_timeout_s=600.0, response_timeout_s=600.0
+    ) as port:
+        held = [_slow_reader(port, "/test/streamed", f"127.0.0.{10 + n % 16}") for n in range(128)]
+        try:
+            with httpx.Client(trust_env=False, timeout=10) as client:
+                answers = [client.get(f"http://127.0.0.1:{port}/healthz") for _ in range(10)]
+            assert [a.status_code for a in answers] == [200] * 10
+        finally:
+            for sock in held:
+                sock.close()
+
+
+def test_answer_bytes_held_for_clients_that_do_not_read_are_bounded(tmp_path: Path) -> None:
+    budget = 2 * SIZE
+    with _served(
+        tmp_path, max_buffered_bytes=budget, write_timeout_s=600.0, response_timeout_s=600.0
+    ) as port:
+        held = [_slow_reader(port, "/test/whole", f"127.0.0.{10 + n}") for n in range(16)]
+        time.sleep(1.0)  # four sweeps
+        whole = sum(_drain(sock) >= SIZE for sock in held)
+        # what was kept fits the budget (the kernel's socket buffers hold a little more)
+        assert whole <= budget // SIZE + 1, whole
