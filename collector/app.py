@@ -19,6 +19,7 @@ import asyncio
 import datetime as dt
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, FastAPI, Request
@@ -43,6 +44,7 @@ from collector.writer import GroupCommitWriter, SignalSink
 from contract.days import utc_today
 from service.db import Database
 from service.errors import CatchAllMiddleware, ProblemError, install_error_handlers
+from service.health import StoreHealth, directory_probe
 from service.serving import service_version, silence_access_log
 
 __all__ = [
@@ -104,6 +106,7 @@ def create_app(
         meter_provider=meter_provider,
     )
     db = signals_database(settings.db_path, threads=settings.duckdb_threads)
+    db_dir = Path(settings.db_path).parent
     # What the handed-in routers (triage, the dashboard) read: the file, or in lake mode a
     # copy of the lake's released cells (a lake collector never computes a release).
     released: Database = db
@@ -140,6 +143,8 @@ def create_app(
             linger_s=settings.writer_linger_ms / 1000,
             quiet_s=settings.writer_quiet_ms / 1000,
             today=today,
+            # The lake sets the same flag when its object store refuses (no file to probe).
+            health=StoreHealth(None if settings.lake_uri else directory_probe(db_dir)),
         )
         writer.start()
         app.state.writer = writer
@@ -195,6 +200,8 @@ def create_app(
         writer: GroupCommitWriter | None = getattr(request.app.state, "writer", None)
         if not db.is_open or writer is None or not writer.running:
             raise ProblemError(503, "not_ready", "The collector is not ready.")
+        if await asyncio.to_thread(writer.health.check) is not None:
+            raise ProblemError(503, "store_unwritable", "The store cannot be written now.")
         try:
             await db.run(lambda con: con.execute("SELECT 1").fetchall())
         except Exception:
