@@ -161,10 +161,14 @@ async def serve(host: ToolHost) -> None:
 
 def serve_command() -> None:
     """Serve every LMCP tool over MCP stdio (configure with LMCP_HOME, LMCP_COLLECTOR_URL)."""
-    from client.runtime import Runtime
+    import os
 
+    from client.runtime import Runtime
+    from client.skills._token import exec_without_token, handed_over
+
+    exec_without_token()  # a long-running process never keeps the skills token in its environ
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    with Runtime.from_env() as runtime:
+    with Runtime.from_env(handed_over(os.environ)) as runtime:
         anyio.run(serve, runtime.host)
 
 

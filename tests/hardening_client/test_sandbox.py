@@ -168,13 +168,6 @@ def test_without_a_sandbox_execution_is_refused_unless_opted_in(tmp_path: Path) 
         server.server_close()
 
 
-def test_the_token_leaves_the_host_process_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("LMCP_SKILLS_TOKEN", "test-token-from-env")
-    handlers = skill_handlers(dict(os.environ), sandbox=False)
-    assert "LMCP_SKILLS_TOKEN" not in os.environ
-    assert set(handlers) == {"save_cloud_skill", "recall_cloud_skill", "execute_cloud_skill"}
-
-
 # -- finding 7: the confirmation runs exactly what was previewed ------------------------------
 
 ARGS: dict[str, Any] = {
