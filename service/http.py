@@ -37,7 +37,7 @@ from asyncio.events import TimerHandle
 from collections import Counter
 from dataclasses import dataclass
 
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
 from service.errors import PROBLEM_MEDIA_TYPE, problem_body
 
@@ -136,6 +136,7 @@ def guarded_protocol(limits: ServingLimits) -> type[HttpToolsProtocol]:
 
         def connection_made(self, transport: Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
+            self._cycles: list[RequestResponseCycle] = []
             transport.set_write_buffer_limits(high=_WRITE_HIGH)
             self._address = self.client[0] if self.client else ""
             if per_address[self._address] >= limits.max_connections_per_address:
@@ -155,7 +156,18 @@ def guarded_protocol(limits: ServingLimits) -> type[HttpToolsProtocol]:
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._release()
+            self._disconnect_cycles()
             super().connection_lost(exc)
+
+        def _disconnect_cycles(self) -> None:
+            # uvicorn marks only the newest request (``self.cycle``) as disconnected; with
+            # pipelining the one answering is an earlier one, which would then write to the
+            # closed transport (uvloop raises) and log errors for an expected drop.
+            for cycle in self._cycles:
+                if not cycle.response_complete:
+                    cycle.disconnected = True
+                    cycle.message_event.set()
+            self._cycles.clear()
 
         def _release(self) -> None:
             self.deadline = None
@@ -189,6 +201,10 @@ def guarded_protocol(limits: ServingLimits) -> type[HttpToolsProtocol]:
             self._in_head = False
             self.deadline = self.loop.time() + limits.body_timeout_s
             super().on_headers_complete()
+            # This connection's requests not yet answered (the running one and the queued).
+            self._cycles = [c for c in self._cycles if not c.response_complete]
+            if self.cycle is not None and self.cycle not in self._cycles:
+                self._cycles.append(self.cycle)
 
         def on_message_complete(self) -> None:
             self.deadline = None
@@ -230,8 +246,7 @@ def guarded_protocol(limits: ServingLimits) -> type[HttpToolsProtocol]:
         def expire(self) -> None:
             """Past a deadline or a bound: dropped at once, unsent bytes and all."""
             self._release()
-            if self.cycle is not None:
-                self.cycle.disconnected = True  # what connection_lost will say: the app stops
+            self._disconnect_cycles()  # what connection_lost will say: the apps stop writing
             self.transport.abort()  # also when closing: close() would wait for the client
 
     def _evict(newcomer: str) -> None:

@@ -36,4 +36,10 @@ def test_the_attributes_read_are_still_set_by_uvicorn() -> None:
     )
     for attribute in ("self.transport", "self.client", "self.loop", "self.cycle", "self.flow"):
         assert attribute in made, attribute
-    assert "self.response_complete" in inspect.getsource(RequestResponseCycle.__init__)
+    cycle = inspect.getsource(RequestResponseCycle.__init__)
+    for attribute in ("self.response_complete", "self.disconnected", "self.message_event"):
+        assert attribute in cycle, attribute
+    # A request's cycle is the one on_headers_complete leaves in ``self.cycle``.
+    assert "self.cycle = RequestResponseCycle(" in inspect.getsource(
+        HttpToolsProtocol.on_headers_complete
+    )

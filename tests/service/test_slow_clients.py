@@ -8,6 +8,7 @@ byte now and then; many of them from many loopback addresses; many large answers
 
 from __future__ import annotations
 
+import logging
 import socket
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -56,19 +57,48 @@ def _served(tmp_path: Path, **limits: Any) -> Iterator[int]:
         yield int(url.rsplit(":", 1)[1])
 
 
-def _slow_reader(port: int, path: str, address: str = "127.0.0.1") -> socket.socket:
-    """A connection that asked for ``path`` whole and reads nothing (1 KiB receive buffer)."""
+def _slow_reader(
+    port: int, path: str, address: str = "127.0.0.1", pipelined: int = 1
+) -> socket.socket:
+    """A connection that asked for ``path`` whole (``pipelined`` times in a row) and reads
+    nothing (1 KiB receive buffer)."""
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
     sock.bind((address, 0))
     sock.connect(("127.0.0.1", port))
-    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode() * pipelined)
     return sock
+
+
+class _Errors(logging.Handler):
+    """Every record at WARNING or above, from the services and from uvicorn."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@contextmanager
+def _logged_errors() -> Iterator[_Errors]:
+    handler = _Errors()
+    # uvicorn's own loggers do not propagate to the root: listen on them too.
+    loggers = [logging.getLogger(), logging.getLogger("uvicorn.error")]
+    for logger in loggers:
+        logger.addHandler(handler)
+    try:
+        yield handler
+    finally:
+        for logger in loggers:
+            logger.removeHandler(handler)
 
 
 def _drain(sock: socket.socket) -> int:
     """Every byte the server still delivers on ``sock`` (until it closes or resets it)."""
     sock.settimeout(30)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)  # the test reads fast
     total = 0
     try:
         while chunk := sock.recv(1 << 20):
@@ -125,3 +155,28 @@ def test_answer_bytes_held_for_clients_that_do_not_read_are_bounded(tmp_path: Pa
         whole = sum(_drain(sock) >= SIZE for sock in held)
         # what was kept fits the budget (the kernel's socket buffers hold a little more)
         assert whole <= budget // SIZE + 1, whole
+
+
+@pytest.mark.parametrize("pipelined", [1, 4])
+def test_dropping_slow_readers_is_expected_and_logs_no_error(
+    tmp_path: Path, pipelined: int
+) -> None:
+    """A dropped connection is the defence working, not a failure of the application: no
+    'ASGI callable returned without completing response', no 'unhandled RuntimeError'."""
+    with (
+        _logged_errors() as errors,
+        _served(
+            tmp_path, max_buffered_bytes=2 * SIZE, write_timeout_s=0.5, response_timeout_s=600.0
+        ) as port,
+    ):
+        held = [
+            _slow_reader(port, path, f"127.0.0.{10 + n % 16}", pipelined)
+            for n in range(16)
+            for path in ("/test/whole", "/test/streamed")
+        ]
+        time.sleep(2.0)  # four write timeouts: the server gives up on them meanwhile
+        dropped = sum(_drain(sock) < SIZE * pipelined for sock in held)
+        with httpx.Client(trust_env=False, timeout=10) as client:
+            assert client.get(f"http://127.0.0.1:{port}/healthz").status_code == 200
+    assert dropped > 0  # readers were dropped (on a busy machine perhaps not all yet)...
+    assert [(r.name, r.getMessage()) for r in errors.records] == []  # ...and none is an error
