@@ -6,11 +6,7 @@
   (target: 50 ms);
 - slowloris: 500 half-sent requests from one address, then a new client's request (target:
   served within 1 s);
-- slow readers: 4,000 sockets from 16 loopback addresses, each with a 1 KiB receive buffer,
-  asking for the largest public answer (``/openapi.json``, four times pipelined) and never
-  reading; then 10 fresh ``/healthz`` (target: 10 of 10 answer, p99 50 ms) and the
-  collector's RSS against its idle RSS (target: below 2x). It needs 4,000 descriptors on each
-  side (``ulimit -n``; the benchmark raises its soft limit to the hard one);
+- slow readers: ``bench_slow_readers.py`` (``make bench BENCH_ARGS=slow_readers``);
 - restart: from spawning ``lmcp collector serve`` to ``/readyz`` 200 (target: 3 s);
 - ingestion throughput (batch 1, 64 connections, the DuckDB writer) with the guarded httptools
   protocol ``serve`` uses, and with uvicorn's plain httptools: the limits must cost nothing.
@@ -20,22 +16,17 @@ from __future__ import annotations
 
 import gzip
 import multiprocessing as mp
-import os
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 
 from benchmarks._endpoints import half_sent_requests
+from benchmarks._serving import collector, free_port
 from benchmarks._timing import percentile, table, verdict
 
 REPO = Path(__file__).resolve().parent.parent
@@ -44,11 +35,6 @@ WORST_TARGET_MS = 100.0
 HEALTH_P99_TARGET_MS = 50.0
 SLOWLORIS_TARGET_S = 1.0
 READY_TARGET_S = 3.0
-SLOW_READERS = 4000
-SLOW_ADDRESSES = 16
-PIPELINED = 16  # answers asked per socket: more than the kernel buffers, so the process holds some
-SLOW_P99_TARGET_MS = 50.0
-SLOW_RSS_RATIO = 2.0
 ATTACKERS = 20
 ATTACK_S = 3.0
 THROUGHPUT_S = 2.5
@@ -80,45 +66,6 @@ def _hostile(size: int) -> dict[str, bytes]:
         + b",".join([b'"k":0'] * 20 + [b'"day":0'] * ((size - 200) // 8))
         + b"}]}",
     }
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@contextmanager
-def _collector(db: Path, **env: str) -> Iterator[tuple[str, subprocess.Popen[bytes], float]]:
-    """``lmcp collector serve`` in a child; yields its URL, process and seconds to ready."""
-    port = _free_port()
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("LMCP_COLLECTOR_")}
-    environ.update(
-        LMCP_COLLECTOR_DB_PATH=str(db),
-        LMCP_COLLECTOR_RATE_LIMIT_ENABLED="false",
-        PYTHONPATH=str(REPO),
-        **env,
-    )
-    cmd = [sys.executable, "-m", "lmcp.collector_cli", "serve", "--port", str(port),
-           "--log-level", "error"]  # fmt: skip
-    started = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=REPO, env=environ)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        with httpx.Client(trust_env=False, timeout=1) as client:
-            while True:
-                try:
-                    if client.get(url + "/readyz").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                if proc.poll() is not None or time.monotonic() - started > 60:
-                    raise RuntimeError("collector did not start")
-                time.sleep(0.01)
-        yield url, proc, time.monotonic() - started
-    finally:
-        proc.terminate()
-        proc.wait(30)
 
 
 def _post(client: httpx.Client, url: str, body: bytes, gz: bool) -> tuple[float, int]:
@@ -192,85 +139,6 @@ def _slowloris(url: str) -> float:
             sock.close()
 
 
-def _rss(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) * 1024
-    return 0
-
-
-def _cpu_s(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _fresh_healthz_ms(port: int) -> float | None:
-    """One ``/healthz`` on a new connection, connect to last byte (None: no answer in 5 s)."""
-    started = time.perf_counter()
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
-            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            answer = b""
-            while chunk := sock.recv(65536):
-                answer += chunk
-    except OSError:
-        return None
-    return (time.perf_counter() - started) * 1000 if answer.startswith(b"HTTP/1.1 200") else None
-
-
-def _slow_readers(url: str, pid: int) -> tuple[int, float, float, float, int, float]:
-    """(fresh /healthz answered of 10, their p99 ms, idle RSS MiB, peak RSS MiB, sockets the
-    collector held while probed, seconds until it had answered what it could)."""
-    port = int(url.rsplit(":", 1)[1])
-    with httpx.Client(trust_env=False, timeout=5) as client:
-        for _ in range(20):  # warm: the answers the attack asks for are built once
-            client.get(url + "/openapi.json")
-    idle = statistics.median(_rss(pid) for _ in range(3))
-    ask = b"GET /openapi.json HTTP/1.1\r\nHost: x\r\n\r\n" * PIPELINED
-    socks: list[socket.socket] = []
-    latencies: list[float] = []
-    try:
-        started = time.monotonic()
-        for n in range(SLOW_READERS):
-            sock = socket.socket()
-            socks.append(sock)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
-            sock.bind((f"127.0.0.{16 + n % SLOW_ADDRESSES}", 0))
-            try:
-                sock.connect(("127.0.0.1", port))
-                sock.sendall(ask)
-            except OSError:
-                pass  # refused or reset: the server's caps at work
-        # Wait until the collector has answered what the readers let it (its CPU goes quiet):
-        # the attack is then established, and what it costs is what it holds.
-        cpu = _cpu_s(pid)
-        while time.monotonic() - started < 120:
-            time.sleep(0.5)
-            now = _cpu_s(pid)
-            if now - cpu < 0.05:
-                break
-            cpu = now
-        settled = time.monotonic() - started
-        held = sum(1 for fd in Path(f"/proc/{pid}/fd").iterdir() if "socket" in _link(fd))
-        peak = _rss(pid)
-        for _ in range(10):
-            took = _fresh_healthz_ms(port)
-            latencies.append(5000.0 if took is None else took)
-            peak = max(peak, _rss(pid))
-    finally:
-        for sock in socks:
-            sock.close()
-    answered = sum(ms < 5000.0 for ms in latencies)
-    return answered, percentile(latencies, 99), idle / MIB, peak / MIB, held, settled
-
-
-def _link(fd: Path) -> str:
-    try:
-        return os.readlink(fd)
-    except OSError:
-        return ""
-
-
 def _serve_plain_or_guarded(protocol: str, port: int, db: str) -> None:
     import logging
 
@@ -295,7 +163,7 @@ def _serve_plain_or_guarded(protocol: str, port: int, db: str) -> None:
 def _throughput(pool: ProcessPoolExecutor, protocol: str, db: Path) -> float:
     from benchmarks.bench_collector import _load
 
-    port = _free_port()
+    port = free_port()
     proc = mp.get_context("spawn").Process(
         target=_serve_plain_or_guarded, args=(protocol, port, str(db)), daemon=True
     )
@@ -316,30 +184,16 @@ def _throughput(pool: ProcessPoolExecutor, protocol: str, db: Path) -> float:
 
 
 def run() -> None:
-    import resource
-
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft < 2 * SLOW_READERS + 1024:  # the collector (a child) inherits it
-        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     with (
         tempfile.TemporaryDirectory(prefix="lmcp-bench-") as tmp,
         ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn")) as pool,
     ):
-        with _collector(Path(tmp) / "a.duckdb") as (url, _, ready_s):
+        with collector(Path(tmp) / "a.duckdb") as (url, _, ready_s):
             worst = _worst_bodies(url)
             health_p99, probes, bodies = _health_under_attack(pool, url)
-        with _collector(Path(tmp) / "b.duckdb") as (url, _, _):
+        with collector(Path(tmp) / "b.duckdb") as (url, _, _):
             slowloris_s = _slowloris(url)
-        # The answer timeouts are raised: the readers stay while probed (the tests check that
-        # the timeouts drop them); what is measured is what holding them costs.
-        held_env = {
-            "LMCP_COLLECTOR_WRITE_TIMEOUT_S": "600",
-            "LMCP_COLLECTOR_RESPONSE_TIMEOUT_S": "600",
-        }
-        with _collector(Path(tmp) / "c.duckdb", **held_env) as (url, proc, _):
-            slow = _slow_readers(url, proc.pid)
-        slow_ok, slow_p99, idle_mib, peak_mib, slow_held, slow_settled = slow
-        with _collector(Path(tmp) / "a.duckdb") as (url, _, restart_s):
+        with collector(Path(tmp) / "a.duckdb") as (url, _, restart_s):
             pass
         rows = [(f"{kind}: {name}", f"{ms:.1f} ms", status) for kind, name, ms, status in worst]
         table("worst bodies (fastest of 3 each)", ("body", "answered in", "status"), rows)
@@ -373,20 +227,6 @@ def run() -> None:
                 f"{slowloris_s * 1000:.0f} ms",
                 f"<= {SLOWLORIS_TARGET_S * 1000:.0f} ms",
                 verdict(slowloris_s <= SLOWLORIS_TARGET_S),
-            ),
-            (
-                f"fresh /healthz beside {SLOW_READERS:,} slow readers "
-                f"({SLOW_ADDRESSES} addresses; {slow_held:,} sockets held, settled in "
-                f"{slow_settled:.0f} s): answered, p99",
-                f"{slow_ok} of 10, {slow_p99:.1f} ms",
-                f"10 of 10, <= {SLOW_P99_TARGET_MS:.0f} ms",
-                verdict(slow_ok == 10 and slow_p99 <= SLOW_P99_TARGET_MS),
-            ),
-            (
-                "collector RSS under the slow readers / idle",
-                f"{peak_mib:.0f} / {idle_mib:.0f} MiB = {peak_mib / idle_mib:.2f}x",
-                f"< {SLOW_RSS_RATIO:.0f}x",
-                verdict(peak_mib < SLOW_RSS_RATIO * idle_mib),
             ),
             (
                 "start to /readyz (fresh)",

@@ -17,6 +17,8 @@ class (uvicorn's ``http=`` option) that adds, per connection:
   buffer pauses the application from ``_WRITE_HIGH`` bytes (uvicorn's flow control);
 - a cap on the connections of one address, and on the process: a new connection over the
   process cap evicts the oldest connection, in any state, of the address holding most;
+- strikes: an address whose connections were dropped 32 times in 30 s for not taking their
+  answers gets no new connection for the rest of that window (each had cost a request's work);
 - at shutdown, a connection still sending its request is closed at once (it could not be
   answered), so the server waits only for requests it has whole.
 
@@ -34,7 +36,7 @@ import json
 import resource
 from asyncio import Transport
 from asyncio.events import TimerHandle
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
@@ -47,6 +49,13 @@ __all__ = ["ServingLimits", "guarded_protocol", "problem_bytes"]
 _RESERVED_FDS = 64
 #: A connection's answer bytes past which the application waits (asyncio's default is 64 KiB).
 _WRITE_HIGH = 16 * 1024
+#: An address whose connections were dropped this many times for not taking their answers
+#: within ``_STRIKE_WINDOW_S`` gets no new connection until the oldest of those drops is that
+#: old: each such connection cost a whole request's work, and the next would cost the same.
+_STRIKES = 32
+_STRIKE_WINDOW_S = 30.0
+#: Addresses remembered at most (a bound on the memory an attacker with many addresses costs).
+_MAX_STRUCK = 65_536
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +110,22 @@ def guarded_protocol(limits: ServingLimits) -> type[HttpToolsProtocol]:
         limits.response_timeout_s / 2,
     )
     sweeping: list[TimerHandle] = []
+    strikes: dict[str, deque[float]] = {}
+
+    def _strike(address: str, now: float) -> None:
+        times = strikes.get(address)
+        if times is None:
+            if len(strikes) >= _MAX_STRUCK:  # forget addresses whose strikes are all old
+                for old in [a for a, t in strikes.items() if now - t[-1] > _STRIKE_WINDOW_S]:
+                    del strikes[old]
+                if len(strikes) >= _MAX_STRUCK:
+                    return
+            times = strikes[address] = deque(maxlen=_STRIKES)
+        times.append(now)
+
+    def _struck(address: str, now: float) -> bool:
+        times = strikes.get(address)
+        return times is not None and len(times) == _STRIKES and now - times[0] <= _STRIKE_WINDOW_S
 
     def _sweep() -> None:
         # One timer per server, not two per request: each connection only notes its deadline.
@@ -116,6 +141,7 @@ def guarded_protocol(limits: ServingLimits) -> type[HttpToolsProtocol]:
             # Oldest first (insertion order): the connections holding bytes longest go.
             for protocol in [p for p in live if p.buffered()]:
                 held -= protocol.buffered()
+                _strike(protocol._address, now)
                 protocol.expire()
                 if held <= limits.max_buffered_bytes:
                     break
@@ -139,7 +165,9 @@ def guarded_protocol(limits: ServingLimits) -> type[HttpToolsProtocol]:
             self._cycles: list[RequestResponseCycle] = []
             transport.set_write_buffer_limits(high=_WRITE_HIGH)
             self._address = self.client[0] if self.client else ""
-            if per_address[self._address] >= limits.max_connections_per_address:
+            if per_address[self._address] >= limits.max_connections_per_address or _struck(
+                self._address, self.loop.time()
+            ):
                 transport.abort()
                 return
             if len(live) >= cap:
@@ -226,7 +254,10 @@ def guarded_protocol(limits: ServingLimits) -> type[HttpToolsProtocol]:
             late = (self.deadline is not None and self.deadline <= now) or (
                 self.respond_by is not None and self.respond_by <= now
             )
-            if late or (size and now - self._stalled_since >= limits.write_timeout_s):
+            stalled = size and now - self._stalled_since >= limits.write_timeout_s
+            if late or stalled:
+                if size:  # an answer the client did not take: a strike against its address
+                    _strike(self._address, now)
                 self.expire()
                 return 0
             return size

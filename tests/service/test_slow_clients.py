@@ -180,3 +180,22 @@ def test_dropping_slow_readers_is_expected_and_logs_no_error(
             assert client.get(f"http://127.0.0.1:{port}/healthz").status_code == 200
     assert dropped > 0  # readers were dropped (on a busy machine perhaps not all yet)...
     assert [(r.name, r.getMessage()) for r in errors.records] == []  # ...and none is an error
+
+
+def test_an_address_whose_readers_keep_being_dropped_is_refused_others_are_served(
+    tmp_path: Path,
+) -> None:
+    """Each reader dropped for not taking its answer had cost a whole request's work: after 32
+    such drops in 30 s its address gets no new connection, and other addresses are served."""
+    with _served(tmp_path, write_timeout_s=0.3, response_timeout_s=600.0) as port:
+        held = [_slow_reader(port, "/test/whole", "127.0.0.7") for _ in range(40)]
+        time.sleep(2.0)  # several write timeouts: the server gives up on them meanwhile
+        dropped = sum(_drain(sock) < SIZE for sock in held)
+        assert dropped >= 32
+        try:
+            answered = _drain(_slow_reader(port, "/test/whole", "127.0.0.7"))
+        except (ConnectionResetError, BrokenPipeError):
+            answered = 0  # reset while it was still asking
+        assert answered == 0  # refused before any work: not a byte of an answer
+        with httpx.Client(trust_env=False, timeout=10) as client:
+            assert client.get(f"http://127.0.0.1:{port}/healthz").status_code == 200
