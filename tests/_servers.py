@@ -288,6 +288,19 @@ class Child:
         return self.log_path.read_text(encoding="utf-8", errors="replace")
 
 
+def _as_from_a_terminal(then: Callable[[], object] | None) -> Callable[[], None]:
+    """In the child, before it runs: SIGINT back to its default. A suite started as a
+    background job (``make test &``, a CI runner) inherits SIGINT ignored, and Python then
+    never raises KeyboardInterrupt: the child would not stop on Ctrl-C as a user's does."""
+
+    def setup() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        if then is not None:
+            then()
+
+    return setup
+
+
 @contextmanager
 def child_process(
     cmd: Sequence[str],
@@ -304,6 +317,7 @@ def child_process(
     full_env = dict(os.environ if env is None else env)
     paths = [str(REPO), *filter(None, [full_env.get("PYTHONPATH")])]
     full_env["PYTHONPATH"] = os.pathsep.join(paths)
+    popen_kwargs["preexec_fn"] = _as_from_a_terminal(popen_kwargs.get("preexec_fn"))
     if log_path is not None:
         with log_path.open("ab") as log_file:
             popen = subprocess.Popen(
