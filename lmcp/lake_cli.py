@@ -48,7 +48,7 @@ DaysOpt = Annotated[
 
 
 def _store(lake: str | None) -> LakeStore:
-    from collector.lake.sink import lake_from_settings
+    from collector.lake.config import lake_from_settings
     from collector.settings import CollectorSettings
 
     try:

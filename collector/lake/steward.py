@@ -38,10 +38,10 @@ from deltalake import CommitProperties, write_deltalake
 
 from collector.backup import BackupError, path_literal
 from collector.db import migrate
+from collector.lake.config import lake_from_settings
 from collector.lake.files import LakeFile, lake_files
 from collector.lake.releases import LakeReleases, load_releases
 from collector.lake.side import SideTable
-from collector.lake.sink import lake_from_settings
 from collector.lake.store import MAX_COMMIT_RETRIES, LakeStore
 from collector.read_routes import EXPORT_BATCH_ROWS, BatchStream, next_batch
 from collector.roles import AuditRow, AuditTrail

@@ -21,7 +21,13 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
-from deltalake import CommitProperties, DeltaTable, write_deltalake
+from deltalake import (
+    CommitProperties,
+    DeltaTable,
+    PostCommitHookProperties,
+    Transaction,
+    write_deltalake,
+)
 from deltalake.exceptions import CommitFailedError, TableNotFoundError
 
 from collector.lake.files import PARTITION, LakeReader, lake_files
@@ -48,12 +54,24 @@ LAKE_SCHEMA = pa.schema(
 #: millisecond, for as long as the log is kept, also after compaction and VACUUM deleted the
 #: files: a one-signal flush's min/max would be that signal's values at its arrival time.
 #: Statistics are kept for ``compacted`` only (``lake_files`` reads it).
-TABLE_CONFIGURATION = {"delta.dataSkippingStatsColumns": "compacted"}
+#: The log stays small: a checkpoint every ``delta.checkpointInterval`` versions (written by
+#: ``LakeStore.maintain``, off the request path), and log entries older than the retention
+#: and before the newest checkpoint deleted then. Two days: no reader needs an older
+#: version (every job reads the newest), and the log's commit times age out with it.
+TABLE_CONFIGURATION = {
+    "delta.dataSkippingStatsColumns": "compacted",
+    "delta.checkpointInterval": "100",
+    "delta.logRetentionDuration": "interval 2 days",
+    "delta.enableExpiredLogCleanup": "true",
+}
 #: Commits a writer may retry after losing the race for a version (3 busy collectors lose
 #: several in a row; each retry re-reads only the new log entries).
 MAX_COMMIT_RETRIES = 200
 #: Appends tried again after a refusal for a stale read version (a job committed meanwhile).
 STALE_RETRIES = 3
+#: A commit writes no checkpoint and deletes no log entry itself: ``maintain`` does both,
+#: timed, from the shipper or a job, never on a request's path.
+NO_HOOKS = PostCommitHookProperties(create_checkpoint=False, cleanup_expired_logs=False)
 
 
 def lake_rows(rows: pa.Table, received_day: dt.date, *, compacted: bool = False) -> pa.Table:
@@ -166,17 +184,32 @@ class LakeStore:
         """The table at its newest version."""
         return DeltaTable(self.uri, storage_options=self.storage_options)
 
-    def append(self, table: pa.Table, *, metadata: Mapping[str, str] | None = None) -> None:
-        """Append ``LAKE_SCHEMA`` rows in one commit; return once it is committed.
+    def append(
+        self,
+        table: pa.Table,
+        *,
+        metadata: Mapping[str, str] | None = None,
+        txn: tuple[str, int] | None = None,
+    ) -> int | None:
+        """Append ``LAKE_SCHEMA`` rows in one commit; return its version once committed.
 
-        One caller at a time (the writer thread): the live table is not shared."""
+        ``txn`` (app_id, version): the commit also records that transaction (Delta's
+        ``txn`` action); an append whose transaction the table already holds at that version
+        or later is not made again (None is returned). No checkpoint is written here
+        (``maintain`` does). One caller at a time (the shipper): the live table is not
+        shared."""
         if table.num_rows == 0:
-            return
+            return None
         self.create()
         if self._live is None:
             self._live = self.table()
         rows = table.select(LAKE_SCHEMA.names).cast(LAKE_SCHEMA)
+        apps = [] if txn is None else [Transaction(txn[0], txn[1])]
         for attempt in range(STALE_RETRIES + 1):
+            if txn is not None:
+                done = self._live.transaction_version(txn[0])
+                if done is not None and done >= txn[1]:
+                    return None
             try:
                 write_deltalake(
                     self._live,
@@ -187,9 +220,11 @@ class LakeStore:
                     commit_properties=CommitProperties(
                         custom_metadata=dict(metadata or {}),
                         max_commit_retries=MAX_COMMIT_RETRIES,
+                        app_transactions=apps,
                     ),
+                    post_commithook_properties=NO_HOOKS,
                 )
-                return
+                return int(self._live.version())
             except CommitFailedError:
                 # delta-rs refuses an append whose read version predates a commit that removed
                 # files (compaction, retention), although an append reads nothing: read the
@@ -197,6 +232,36 @@ class LakeStore:
                 if attempt == STALE_RETRIES:
                     raise
                 self._live.update_incremental()
+            except Exception:
+                # The store went away mid-commit: the commit may have landed. The next append
+                # reloads the table, so its transaction check sees it.
+                self._live = None
+                raise
+        raise AssertionError("unreachable")  # the last attempt returned or raised
+
+    def checkpoint_interval(self, table: DeltaTable) -> int:
+        """The table's ``delta.checkpointInterval`` (Delta's default: 100)."""
+        return int(table.metadata().configuration.get("delta.checkpointInterval", "100"))
+
+    def maintain(self, table: DeltaTable, version: int) -> bool:
+        """After a commit at ``version``: on every ``checkpointInterval``-th version write a
+        checkpoint and delete the log entries it makes unneeded that are older than the log's
+        retention. Each version is committed by one writer, so one writer does it. Returns
+        whether it did."""
+        if version <= 0 or version % self.checkpoint_interval(table):
+            return False
+        if table.version() != version:
+            table = DeltaTable(self.uri, version=version, storage_options=self.storage_options)
+        table.create_checkpoint()
+        table.cleanup_metadata()
+        return True
+
+    def live(self) -> DeltaTable:
+        """The table the appends go through (at the version last committed by this process)."""
+        self.create()
+        if self._live is None:
+            self._live = self.table()
+        return self._live
 
     def exists(self) -> bool:
         return DeltaTable.is_deltatable(self.uri, self.storage_options)
