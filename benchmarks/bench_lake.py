@@ -42,11 +42,11 @@ from collector.lake.jobs import compact
 from collector.lake.load import lake_rows_from_duckdb
 from collector.lake.mirror import open_mirrored
 from collector.lake.releases import LakeReleases, load_releases, release
-from collector.lake.seaweed import LoopbackSeaweed, find_weed
 from collector.lake.store import LakeStore, lake_rows
 from collector.releases.store import PrivacyParams
 from collector.rows import rows_from_models
 from contract.schema import FrictionSignal
+from lakedev.seaweed import LoopbackSeaweed, find_weed
 from scripts._lake_cluster import Collectors, random_signals, send_load
 
 SIGNALS = int(os.environ.get("LMCP_BENCH_LAKE_SIGNALS", "20000"))

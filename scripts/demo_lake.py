@@ -39,12 +39,12 @@ from collector.lake.jobs import compact
 from collector.lake.load import lake_rows_from_duckdb
 from collector.lake.mirror import open_mirrored
 from collector.lake.releases import LakeReleases, connect, release
-from collector.lake.seaweed import LoopbackSeaweed
 from collector.lake.steward import LakeAudit
 from collector.lake.store import LakeStore
 from collector.releases.cubes import CUBES
 from collector.releases.store import PrivacyParams
 from collector.retention import first_kept_day
+from lakedev.seaweed import LoopbackSeaweed
 from scripts._demo_fleet import ClientResult, fleet_problems, plan_fleet, run_client
 from scripts._lake_cluster import Collectors, send_load
 

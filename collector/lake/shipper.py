@@ -23,14 +23,16 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
+from collector.db import signals_database
 from collector.lake.files import lake_files
 from collector.lake.metrics import LakeMetrics
 from collector.lake.spool import Spool
 from collector.lake.store import LakeStore
 from contract.days import utc_today
 
-__all__ = ["DEFAULT_INTERVAL_S", "DEFAULT_MAX_ROWS", "Shipper"]
+__all__ = ["DEFAULT_INTERVAL_S", "DEFAULT_MAX_ROWS", "Shipper", "ship_file"]
 
 log = logging.getLogger("collector")
 
@@ -66,6 +68,8 @@ class Shipper:
         #: None while the last attempt succeeded (and one has been made).
         self.problem: str | None = "the lake has not been reached yet"
         self._sealed_at = clock()
+        #: Whether the last append's outcome is known (it returned): no check needed then.
+        self._landed = False
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -87,7 +91,11 @@ class Shipper:
         live = self.store.live()
         before = live.version()
         began = self._clock()
-        version = self.store.append(rows, txn=(self.spool.app_id, batch))
+        # The table's transaction check reads the log since its checkpoint: needed only when
+        # an earlier attempt's fate is unknown (the first batch after a start or a failure).
+        check, self._landed = not self._landed, False
+        version = self.store.append(rows, txn=(self.spool.app_id, batch), check_txn=check)
+        self._landed = True
         if version is not None and self.metrics is not None:
             self.metrics.commits.add(1)
             self.metrics.commit_seconds.record(self._clock() - began)
@@ -162,3 +170,14 @@ class Shipper:
                 self.ship()
             except Exception as exc:
                 log.error("the last ship failed, the spool keeps it: %s", type(exc).__name__)
+
+
+def ship_file(path: Path, store: LakeStore) -> int:
+    """Ship everything a stopped collector's file holds (``lmcp lake ship``); the rows
+    appended now (0 for a batch the lake already held)."""
+    db = signals_database(path, threads=1)
+    db.open()
+    try:
+        return Shipper(Spool(db.run_sync), store).ship()
+    finally:
+        db.close()

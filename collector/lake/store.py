@@ -154,6 +154,8 @@ class LakeStore:
         #: The table as this process last committed it: appending through it reads only the
         #: log entries added since (a fresh load re-reads the checkpoint and the log tail).
         self._live: DeltaTable | None = None
+        self._loaded = 0
+        self._interval = 100
 
     @property
     def is_local(self) -> bool:
@@ -190,29 +192,31 @@ class LakeStore:
         *,
         metadata: Mapping[str, str] | None = None,
         txn: tuple[str, int] | None = None,
+        check_txn: bool = True,
     ) -> int | None:
         """Append ``LAKE_SCHEMA`` rows in one commit; return its version once committed.
 
         ``txn`` (app_id, version): the commit also records that transaction (Delta's
-        ``txn`` action); an append whose transaction the table already holds at that version
-        or later is not made again (None is returned). No checkpoint is written here
+        ``txn`` action); with ``check_txn``, an append whose transaction the table already
+        holds at that version or later is not made again (None is returned): the check reads
+        the log since the last checkpoint, so a caller that knows its previous append landed
+        skips it (delta-rs still refuses a commit racing one of the same app id). No
+        checkpoint is written here
         (``maintain`` does). One caller at a time (the shipper): the live table is not
         shared."""
         if table.num_rows == 0:
             return None
-        self.create()
-        if self._live is None:
-            self._live = self.table()
+        live = self.live()
         rows = table.select(LAKE_SCHEMA.names).cast(LAKE_SCHEMA)
         apps = [] if txn is None else [Transaction(txn[0], txn[1])]
         for attempt in range(STALE_RETRIES + 1):
-            if txn is not None:
-                done = self._live.transaction_version(txn[0])
+            if txn is not None and (check_txn or attempt):
+                done = live.transaction_version(txn[0])
                 if done is not None and done >= txn[1]:
                     return None
             try:
                 write_deltalake(
-                    self._live,
+                    live,
                     rows,
                     mode="append",
                     partition_by=[PARTITION],
@@ -224,18 +228,19 @@ class LakeStore:
                     ),
                     post_commithook_properties=NO_HOOKS,
                 )
-                return int(self._live.version())
+                return int(live.version())
             except CommitFailedError:
                 # delta-rs refuses an append whose read version predates a commit that removed
                 # files (compaction, retention), although an append reads nothing: read the
                 # log up to now and append again (the refused attempt committed nothing).
                 if attempt == STALE_RETRIES:
                     raise
-                self._live.update_incremental()
+                live.update_incremental()
             except Exception:
                 # The store went away mid-commit: the commit may have landed. The next append
-                # reloads the table, so its transaction check sees it.
+                # reloads the table, so its transaction check sees it (or creates it anew).
                 self._live = None
+                self._created = False
                 raise
         raise AssertionError("unreachable")  # the last attempt returned or raised
 
@@ -245,23 +250,38 @@ class LakeStore:
 
     def maintain(self, table: DeltaTable, version: int) -> bool:
         """After a commit at ``version``: on every ``checkpointInterval``-th version write a
-        checkpoint and delete the log entries it makes unneeded that are older than the log's
-        retention. Each version is committed by one writer, so one writer does it. Returns
-        whether it did."""
+        checkpoint (each version is committed by one writer, so one writer does it). Returns
+        whether it did. The log's clean-up (``clean_log``) lists the whole log: the hourly
+        job does it, not the shipper."""
         if version <= 0 or version % self.checkpoint_interval(table):
             return False
         if table.version() != version:
             table = DeltaTable(self.uri, version=version, storage_options=self.storage_options)
         table.create_checkpoint()
-        table.cleanup_metadata()
+        self._live = None  # the next append lists from this checkpoint on
         return True
 
+    def clean_log(self) -> None:
+        """Delete the log entries older than the log's retention and before the newest
+        checkpoint (``delta.logRetentionDuration``); one full listing of the log."""
+        self.table().cleanup_metadata()
+
     def live(self) -> DeltaTable:
-        """The table the appends go through (at the version last committed by this process)."""
+        """The table the appends go through (at the version last committed by this process).
+
+        delta-rs lists the log from the checkpoint a table object was loaded at, before and
+        after each commit: a table object kept for long lists ever more. So it is loaded
+        afresh (from the newest checkpoint: one LIST page, no replay) once it is two
+        checkpoint intervals past the version it was loaded at, and after ``maintain``."""
         self.create()
-        if self._live is None:
-            self._live = self.table()
-        return self._live
+        live = self._live
+        if live is not None and live.version() - self._loaded >= 2 * self._interval:
+            live = None
+        if live is None:
+            live = self._live = self.table()
+            self._loaded = int(live.version())
+            self._interval = self.checkpoint_interval(live)
+        return live
 
     def exists(self) -> bool:
         return DeltaTable.is_deltatable(self.uri, self.storage_options)

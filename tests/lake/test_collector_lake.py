@@ -19,9 +19,10 @@ import httpx
 import pytest
 
 from collector.lake.jobs import compact, retain
-from collector.lake.seaweed import LoopbackSeaweed
+from collector.lake.shipper import ship_file
 from collector.lake.store import LakeStore
 from collector.settings import CollectorSettings
+from lakedev.seaweed import LoopbackSeaweed
 from scripts._lake_cluster import Collectors, random_signals, send_load
 from tests._servers import running_collector
 from tests.lake.conftest import rows
@@ -140,6 +141,9 @@ def test_three_collectors_on_seaweedfs_one_killed(seaweed: LoopbackSeaweed, tmp_
         assert survivors == [None, None]
     assert load.acknowledged == load.sent and load.retries > 0
     store = LakeStore(uri, seaweed.storage_options)
+    # The victim's disk survived it: what it acknowledged and had not shipped is shipped
+    # from its file (as its restart would; ``lmcp lake ship --db``).
+    ship_file(tmp_path / "collector0.duckdb", store)
     assert store.count() >= len(load.sent)
     compact(store, today + dt.timedelta(days=1))
     ids = _ids(store)
@@ -147,11 +151,13 @@ def test_three_collectors_on_seaweedfs_one_killed(seaweed: LoopbackSeaweed, tmp_
     assert set(ids) == load.acknowledged
 
 
-def test_bodies_and_models_make_the_same_lake_rows(tmp_path: Path) -> None:
-    """A large flush is shaped by DuckDB from the bodies, a small one from the models: both
-    must store exactly the same rows; a flush repeating an id falls back to the models."""
+def test_bodies_and_models_ship_the_same_lake_rows(tmp_path: Path) -> None:
+    """The writer stores a flush from its bodies or from its models (``DuckDBStore``): the
+    shipper must read the same lake rows out of the spool either way."""
+    from collector.db import signals_database
     from collector.flush import Flush
-    from collector.lake.config import LakeSink
+    from collector.lake.shipper import ship_file
+    from collector.store import DuckDBStore
     from tests.lake.conftest import signals
 
     items = signals(600, seed=4)
@@ -161,19 +167,21 @@ def test_bodies_and_models_make_the_same_lake_rows(tmp_path: Path) -> None:
     ]
     batches = [items[i : i + 150] for i in range(0, 600, 150)]
     day = dt.date(2026, 11, 30)
-    by_body, by_model = LakeStore(str(tmp_path / "b")), LakeStore(str(tmp_path / "m"))
-    results = LakeSink(by_body).write(Flush(batches, bodies), day).results
-    assert [r.accepted for r in results] == [150] * 4
-    LakeSink(by_model).write(Flush(batches, [None] * 4), day)
-    assert by_body.table().version() == by_model.table().version() == 1
 
-    def stored(store: LakeStore) -> object:
+    def shipped(name: str, from_bodies: bool) -> object:
+        db = signals_database(tmp_path / f"{name}.duckdb", threads=1)
+        db.open()
+        try:
+            store = DuckDBStore(db.run_sync(lambda con: con.cursor()), owned=True)
+            results = store.write(Flush(batches, bodies), day, from_bodies=from_bodies).results
+            assert [r.accepted for r in results] == [150] * 4
+            store.close()
+        finally:
+            db.close()
+        lake = LakeStore(str(tmp_path / name))
+        assert ship_file(tmp_path / f"{name}.duckdb", lake) == 600
         con = duckdb.connect()
-        store.relation(con, "lake_rows")
+        lake.relation(con, "lake_rows")
         return con.execute("SELECT * FROM lake_rows ORDER BY signal_id").fetchall()
 
-    assert stored(by_body) == stored(by_model)
-    repeated = LakeStore(str(tmp_path / "r"))
-    results = LakeSink(repeated).write(Flush([batches[0], batches[0]], bodies[:1] * 2), day).results
-    assert [(r.accepted, r.duplicates) for r in results] == [(150, 0), (0, 150)]
-    assert repeated.count() == 150
+    assert shipped("b", True) == shipped("m", False)

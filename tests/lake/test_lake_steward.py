@@ -35,12 +35,12 @@ from typer.testing import CliRunner
 
 from collector.lake.jobs import compact, retain
 from collector.lake.releases import LakeReleases, release
-from collector.lake.seaweed import LoopbackSeaweed
 from collector.lake.steward import AUDIT_DIR, LakeAudit, LakeSteward
 from collector.lake.store import LakeStore
 from collector.read_routes import BatchStream, build_read_router
 from collector.releases.store import PrivacyParams
 from collector.settings import CollectorSettings, StewardToken
+from lakedev.seaweed import LoopbackSeaweed
 from lmcp.cli import app
 from scripts._lake_cluster import random_signals
 from tests._servers import _serving, running_collector
