@@ -30,7 +30,17 @@ from collector.settings import CollectorSettings
 from collector.telemetry import Telemetry
 from service.db import Database
 
-__all__ = ["FileMode", "MirrorError", "StorageMode", "open_lake_analysis", "storage_mode"]
+__all__ = [
+    "LAKE_EXTRA",
+    "FileMode",
+    "MirrorError",
+    "StorageMode",
+    "open_lake_analysis",
+    "storage_mode",
+]
+
+#: What a lake setting says when the ``[lake]`` extra (deltalake) is not installed.
+LAKE_EXTRA = "the lake mode needs the [lake] extra: pip install 'lmcp-friction[lake]'"
 
 
 class MirrorError(Exception):
@@ -116,8 +126,12 @@ def storage_mode(
 ) -> StorageMode:
     """The mode ``settings`` choose: the lake when ``lake_uri`` is set (``[lake]`` extra)."""
     if settings.lake_uri:
-        from collector.lake.mode import LakeMode  # deltalake: the [lake] extra
-
+        try:
+            from collector.lake.mode import LakeMode  # deltalake: the [lake] extra
+        except ModuleNotFoundError as exc:
+            if exc.name is None or exc.name.split(".")[0] != "deltalake":
+                raise
+            raise RuntimeError(LAKE_EXTRA) from None
         return LakeMode(settings, db, telemetry, today)
     return FileMode(settings, db, telemetry, today)
 
@@ -130,6 +144,10 @@ def open_lake_analysis(
     each id once (the steward's view); with ``mirror`` on that local copy of the compacted
     days, synced first (``MirrorError`` for a file it must not touch). ``FileNotFoundError``
     when no table is there."""
-    from collector.lake.analysis import open_lake
-
+    try:
+        from collector.lake.analysis import open_lake
+    except ModuleNotFoundError as exc:
+        if exc.name is None or exc.name.split(".")[0] != "deltalake":
+            raise
+        raise RuntimeError(LAKE_EXTRA) from None
     return open_lake(uri, raw=raw, mirror=mirror)

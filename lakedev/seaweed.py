@@ -72,6 +72,15 @@ class LoopbackSeaweed:
             "AWS_CONDITIONAL_PUT": "etag",
         }
 
+    def collector_env(self) -> dict[str, str]:
+        """The ``LMCP_COLLECTOR_LAKE_S3_*`` settings of a collector using this store."""
+        return {
+            "LMCP_COLLECTOR_LAKE_S3_ENDPOINT": self.endpoint,
+            "LMCP_COLLECTOR_LAKE_S3_KEY_ID": self.key_id,
+            "LMCP_COLLECTOR_LAKE_S3_SECRET": self.secret,
+            "LMCP_COLLECTOR_LAKE_S3_ALLOW_HTTP": "true",
+        }
+
     def uri(self, prefix: str) -> str:
         return f"s3://{self.bucket}/{prefix}"
 

@@ -48,6 +48,22 @@ DaysOpt = Annotated[
 ]
 
 
+def _need_lake() -> None:
+    """Exit with one line when the ``[lake]`` extra (deltalake) is not installed."""
+    from collector.mode import LAKE_EXTRA
+    from lmcp._optional import import_optional
+
+    if import_optional("deltalake") is None:
+        typer.echo(LAKE_EXTRA)
+        raise typer.Exit(1)
+
+
+@app.callback()
+def _lake_extra() -> None:
+    """Every command needs the [lake] extra: say so before any of them imports it."""
+    _need_lake()
+
+
 def _store(lake: str | None) -> LakeStore:
     from collector.lake.config import lake_from_settings
     from collector.settings import CollectorSettings
