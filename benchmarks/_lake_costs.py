@@ -4,7 +4,8 @@ Each function prints one table and returns its figures (``bench_lake.run`` hands
 ``capacity_plan``, which prints the 100 M signals a day plan with each number's source).
 
 - ``commits_per_day``: three collectors behind the shipped front door, paced load at 1x and
-  10x, the shipper's interval shortened so that the run holds many intervals; commits per
+  10x (the same 40 requests a second, of 10 and of 100 signals), the shipper's interval
+  shortened so that the run holds many intervals; commits per
   collector per interval, scaled to a day at the default interval; collectors' CPU-s per
   signal (their processes' own counters).
 - ``log_requests``: LIST pages and GETs per append at 100 and 10,000 log versions (S3).
@@ -18,6 +19,7 @@ Each function prints one table and returns its figures (``bench_lake.run`` hands
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import random
 import statistics
@@ -69,7 +71,7 @@ DAY = dt.date(2026, 11, 30)
 
 def signals(count: int, seed: int) -> list[FrictionSignal]:
     items = random_signals(random.Random(seed), count, DAY.isoformat())
-    return [FrictionSignal.model_validate(s) for s in items]
+    return [FrictionSignal.model_validate_json(json.dumps(s)) for s in items]
 
 
 def rows(count: int, seed: int = 1) -> pa.Table:
@@ -83,6 +85,13 @@ def _cpu_s(pid: int) -> float:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
+def _peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
 def _cpu(fn: Callable[[], object]) -> float:
     began = time.process_time()
     fn()
@@ -93,9 +102,10 @@ def _options(seaweed: LoopbackSeaweed, endpoint: str) -> dict[str, str]:
     return dict(seaweed.storage_options, AWS_ENDPOINT_URL=endpoint)
 
 
-def _paced(url: str, rate: int, seconds: float, day: str) -> int:
-    """Batches of 10 at ``rate`` signals/s for ``seconds`` from 8 threads; signals sent."""
-    per_s = rate / 10
+def _paced(url: str, rate: int, seconds: float, day: str, batch: int) -> int:
+    """Batches of ``batch`` at ``rate`` signals/s for ``seconds`` from 8 threads; signals
+    acknowledged."""
+    per_s = rate / batch
     sent = [0]
     lock = threading.Lock()
     began = time.monotonic()
@@ -109,10 +119,10 @@ def _paced(url: str, rate: int, seconds: float, day: str) -> int:
                 if due - began > seconds:
                     return
                 time.sleep(max(0.0, due - time.monotonic()))
-                body = {"signals": random_signals(rng, 10, day)}
+                body = {"signals": random_signals(rng, batch, day)}
                 if client.post(url + "/v1/signals", json=body).status_code == 200:
                     with lock:
-                        sent[0] += 10
+                        sent[0] += batch
                 n += 1
 
     threads = [threading.Thread(target=sender, args=(i,)) for i in range(8)]
@@ -138,14 +148,17 @@ def commits_per_day(seaweed: LoopbackSeaweed, root: Path) -> dict[str, float]:
             before = LakeStore(uri, seaweed.storage_options).table().version()
             cpu0 = [_cpu_s(m.proc.pid) for m in cluster.members]
             began = time.monotonic()
-            sent = _paced(door.url, RATE * factor, RUN_S, day)
+            # The same request rate at both loads (40 a second), 10x the signals in each.
+            sent = _paced(door.url, RATE * factor, RUN_S, day, batch=10 * factor)
             elapsed = time.monotonic() - began
             cpu = sum(_cpu_s(m.proc.pid) - c for m, c in zip(cluster.members, cpu0, strict=True))
+            rss = max(_peak_rss_mb(m.proc.pid) for m in cluster.members)
             commits = LakeStore(uri, seaweed.storage_options).table().version() - before
         per_interval = commits / 3 / (elapsed / BENCH_INTERVAL_S)
         per_day = per_interval * 86_400 / DEFAULT_INTERVAL_S
         figures[f"{factor}x"] = per_day
         figures[f"cpu_per_signal_{factor}x"] = cpu / max(sent, 1)
+        figures["collector_rss_mb"] = rss
         out.append([
             f"{factor}x", f"{sent / elapsed:,.0f}", commits, f"{per_interval:.2f}",
             f"{per_day:,.0f}", f"{cpu / max(sent, 1) * 1e6:.0f}",
@@ -236,21 +249,32 @@ def append_cpu(root: Path) -> dict[str, float]:
 def compaction_per_file(seaweed: LoopbackSeaweed, root: Path) -> dict[str, float]:
     out, measured = [], {}
     with CountingProxy(seaweed.endpoint) as proxy:
-        for files in (10, 200):
-            store = LakeStore(seaweed.uri(f"fold{files}"), _options(seaweed, proxy.endpoint))
+        for files, size in ((10, 100), (200, 100), (10, 10_000)):
+            name = f"fold{files}x{size}"
+            store = LakeStore(seaweed.uri(name), _options(seaweed, proxy.endpoint))
             for i in range(files):
-                store.append(rows(100, seed=1000 + i))
+                store.append(rows(size, seed=1000 + i))
             mark = proxy.mark()
             cpu = _cpu(partial(fold_open_day, store, DAY))
             requests = sum(proxy.requests_since(mark).values())
-            measured[files] = (cpu, requests)
-            out.append([files, f"{cpu:.2f}", requests])
-    (cpu10, req10), (cpu200, req200) = measured[10], measured[200]
+            measured[(files, size)] = (cpu, requests)
+            out.append([files, size, f"{cpu:.2f}", requests])
+    (cpu10, req10), (cpu200, req200) = measured[(10, 100)], measured[(200, 100)]
     per_file_cpu = (cpu200 - cpu10) / 190
     per_file_req = (req200 - req10) / 190
-    out.append(["per input file (slope)", f"{per_file_cpu * 1000:.1f} ms", f"{per_file_req:.1f}"])
-    table("folding the open day (S3): input files of 100 rows", ["files", "CPU-s", "requests"], out)
-    return {"fold_cpu_per_file": per_file_cpu, "fold_requests_per_file": per_file_req}
+    per_row = max(0.0, (measured[(10, 10_000)][0] - cpu10) / (10 * (10_000 - 100)))
+    out.append(["per input file", "", f"{per_file_cpu * 1000:.1f} ms", f"{per_file_req:.1f}"])
+    out.append(["per row", "", f"{per_row * 1e6:.1f} us", ""])
+    table(
+        "folding the open day (S3): CPU-s and requests by input files and their rows",
+        ["files", "rows each", "CPU-s", "requests"],
+        out,
+    )
+    return {
+        "fold_cpu_per_file": per_file_cpu,
+        "fold_requests_per_file": per_file_req,
+        "fold_cpu_per_row": per_row,
+    }
 
 
 def ship_cpu(root: Path) -> dict[str, float]:

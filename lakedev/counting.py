@@ -53,19 +53,25 @@ class CountingProxy:
                 split = urllib.parse.urlsplit(self.path)
                 with proxy._lock:
                     proxy.sent.append(Sent(self.command, split.path, split.query))
-                length = int(self.headers.get("content-length") or 0)
-                body = self.rfile.read(length) if length else None
-                headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP}
+                body = self._body()
+                headers = {
+                    k: v for k, v in self.headers.items() if k.lower() not in _HOP | {"expect"}
+                }
+                if body is not None:
+                    headers["Content-Length"] = str(len(body))
                 upstream = http.client.HTTPConnection(proxy._host, proxy._port, timeout=60)
                 try:
                     upstream.request(self.command, self.path, body=body, headers=headers)
                     answer = upstream.getresponse()
                     data = answer.read()
                     self.send_response(answer.status, answer.reason)
+                    head = self.command == "HEAD"  # its length is the object's, not the body's
                     for key, value in answer.getheaders():
-                        if key.lower() not in _HOP and key.lower() != "content-length":
-                            self.send_header(key, value)
-                    self.send_header("content-length", str(len(data)))
+                        if key.lower() in _HOP or (key.lower() == "content-length" and not head):
+                            continue
+                        self.send_header(key, value)
+                    if not head:
+                        self.send_header("content-length", str(len(data)))
                     self.end_headers()
                     if self.command != "HEAD":
                         self.wfile.write(data)
@@ -73,6 +79,21 @@ class CountingProxy:
                     pass  # the client went away (delta-rs drops a connection it is done with)
                 finally:
                     upstream.close()
+
+            def _body(self) -> bytes | None:
+                """The request's body, whole: by its length, or its chunks joined."""
+                if "chunked" in (self.headers.get("transfer-encoding") or "").lower():
+                    parts: list[bytes] = []
+                    while True:
+                        size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                        if size == 0:
+                            while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                                pass  # trailers
+                            return b"".join(parts)
+                        parts.append(self.rfile.read(size))
+                        self.rfile.readline()
+                length = int(self.headers.get("content-length") or 0)
+                return self.rfile.read(length) if length else None
 
             do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = _forward
 
