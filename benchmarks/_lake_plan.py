@@ -18,17 +18,25 @@ __all__ = ["capacity_plan"]
 PER_DAY = 100_000_000
 PEAK = 5  # the peak hour's rate over the day's average
 CORES = 2  # per collector host
+BATCH = 1  # signals per request at the front door: a client reports one at a time
 UTILISATION = 0.5  # of those cores at peak, to leave room for a lost collector's share
 ROW_BYTES = 80  # compressed, per compacted row (docs/lake-design.md measurements)
 LOG_RETENTION_DAYS = 2  # collector/lake/store.py TABLE_CONFIGURATION
 CHECKPOINT_INTERVAL = 100
 
 
+def _collectors(peak: float, cpu_signal: float, idle: float) -> int:
+    per_collector = (CORES * UTILISATION - idle) / cpu_signal
+    return max(3, math.ceil(peak / per_collector) + 1)
+
+
 def capacity_plan(f: dict[str, float]) -> None:
     peak = PER_DAY / 86_400 * PEAK
-    cpu_signal = f["cpu_per_signal_10x"]
-    per_collector = CORES * UTILISATION / cpu_signal
-    collectors = max(3, math.ceil(peak / per_collector) + 1)
+    cpu_signal = f["cpu_per_request"] / BATCH + f["cpu_per_signal"]
+    collectors = _collectors(peak, cpu_signal, f["idle_cpu_per_s"])
+    batched = _collectors(
+        peak, f["cpu_per_request"] / 10 + f["cpu_per_signal"], f["idle_cpu_per_s"]
+    )
     commits_collector = 86_400 / DEFAULT_INTERVAL_S
     commits = collectors * commits_collector + 24 + 2  # hourly folds, nightly compact, release
     log_objects = commits * LOG_RETENTION_DAYS * (1 + 2 / CHECKPOINT_INTERVAL)
@@ -45,9 +53,14 @@ def capacity_plan(f: dict[str, float]) -> None:
     rows = [
         ["peak rate", f"{peak:,.0f} signals/s", f"{PEAK}x the day's average (assumption)"],
         ["collector CPU per signal", f"{cpu_signal * 1e6:.0f} us",
-         "commits table, 10x load (ingest, spool, shipper; collectors' own CPU)"],
+         f"split table: per request / {BATCH} (a client sends one at a time, assumption) "
+         "+ per signal (ingest, spool, shipper; the collectors' own CPU)"],
         ["collectors", f"{collectors} ({CORES}-core hosts)",
-         f"peak / ({CORES} cores x {UTILISATION:.0%} / CPU per signal) + 1 spare, at least 3"],
+         f"peak / (({CORES} cores x {UTILISATION:.0%} - idle) / CPU per signal) + 1 spare, "
+         "at least 3; an upper bound: the per-request cost is measured at 40 requests/s, one "
+         "flush each, and the writer shares a flush among concurrent requests"],
+        ["collectors, 10 signals a request", f"{batched}",
+         "the same with the per-request cost shared by 10 signals"],
         ["commits a day", f"{commits:,.0f}",
          f"collectors x {commits_collector:,.0f} (one a minute: commits table) + 26 jobs'"],
         ["log objects kept", f"{log_objects:,.0f}",

@@ -99,8 +99,8 @@ def cluster(tmp_path: Path, store: LakeStore, **lake: Any) -> Iterator[Cluster]:
                 )
             )
             for name, extra in (
-                ("a", {"lake_uri": store.uri, **lake}),
-                ("b", {"lake_uri": store.uri, **lake}),
+                ("a", {"lake_uri": store.uri, "lake_ship_interval_s": 0.05, **lake}),
+                ("b", {"lake_uri": store.uri, "lake_ship_interval_s": 0.05, **lake}),
                 ("file", {}),
             )
         ]
@@ -128,6 +128,20 @@ def feed(c: Cluster) -> None:
     c.clock.day = D3
     for url, batch in ((c.lake_b, b4), (c.lake_a, b3), (c.file, b4), (c.file, b3)):
         _post(url, batch)
+    # The lake collectors acknowledged into their files; wait until their shippers moved
+    # every signal into the lake.
+    sent = {str(s["signal_id"]) for s in b1 + b2 + b3 + b4}
+    while _distinct(c.store) < len(sent):
+        time.sleep(0.05)
+
+
+def _distinct(store: LakeStore) -> int:
+    con = duckdb.connect()
+    try:
+        store.signals_relation(con)
+        return int(con.execute("SELECT count(*) FROM signals").fetchall()[0][0])
+    finally:
+        con.close()
 
 
 def _get(url: str, path: str, **params: str) -> httpx.Response:
