@@ -49,7 +49,7 @@ from lakedev.frontdoor import FrontDoor
 from lakedev.logs import append_requests, long_log, upload
 from lakedev.s3 import s3_client
 from lakedev.seaweed import LoopbackSeaweed
-from scripts._lake_cluster import Collectors, random_signals
+from scripts._lake_cluster import Collectors, random_signals, send_load
 
 __all__ = [
     "append_cpu",
@@ -64,6 +64,7 @@ __all__ = [
 RATE = int(os.environ.get("LMCP_BENCH_LAKE_RATE", "400"))
 RUN_S = float(os.environ.get("LMCP_BENCH_LAKE_RUN_S", "20"))
 BENCH_INTERVAL_S = 2.0
+SATURATED = int(os.environ.get("LMCP_BENCH_LAKE_SATURATED", "3000"))
 
 
 DAY = dt.date(2026, 11, 30)
@@ -178,6 +179,7 @@ def commits_per_day(seaweed: LoopbackSeaweed, root: Path) -> dict[str, float]:
          "collector CPU-us per signal"],
         out,
     )  # fmt: skip
+    figures |= _saturated(seaweed, root, env, day)
     # CPU above idle = per request x requests + per signal x signals, from the two loads.
     (c1, r1, n1), (c10, r10, n10) = busy[1], busy[10]
     per_signal = max(0.0, (c10 * r1 - c1 * r10) / (n10 * r1 - n1 * r10))
@@ -190,6 +192,29 @@ def commits_per_day(seaweed: LoopbackSeaweed, root: Path) -> dict[str, float]:
           f"{per_signal * 1e6:.1f}"]],
     )  # fmt: skip
     return figures
+
+
+def _saturated(
+    seaweed: LoopbackSeaweed, root: Path, env: dict[str, str], day: str
+) -> dict[str, float]:
+    """One signal a request from 16 senders that never wait between requests: the writer
+    shares a flush among the requests in flight, as under a real peak."""
+    folder = root / "saturated"
+    folder.mkdir()
+    with (
+        Collectors(3, seaweed.uri("saturated"), env, folder) as cluster,
+        FrontDoor([m.address for m in cluster.members], folder=folder) as door,
+    ):
+        cpu0 = [_cpu_s(m.proc.pid) for m in cluster.members]
+        load = send_load([door.url], signals=SATURATED, batch=1, senders=16, day=day)
+        cpu = sum(_cpu_s(m.proc.pid) - c for m, c in zip(cluster.members, cpu0, strict=True))
+    per_request = cpu / max(load.requests, 1)
+    table(
+        f"saturated: {SATURATED:,} requests of one signal, 16 senders, 3 collectors behind haproxy",
+        ["requests/s", "collector CPU-ms per request", "failed at the client"],
+        [[f"{load.requests / load.seconds:,.0f}", f"{per_request * 1e3:.2f}", load.retries]],
+    )
+    return {"cpu_per_request_saturated": per_request}
 
 
 def log_requests(seaweed: LoopbackSeaweed, root: Path) -> dict[str, float]:

@@ -32,11 +32,9 @@ def _collectors(peak: float, cpu_signal: float, idle: float) -> int:
 
 def capacity_plan(f: dict[str, float]) -> None:
     peak = PER_DAY / 86_400 * PEAK
-    cpu_signal = f["cpu_per_request"] / BATCH + f["cpu_per_signal"]
+    cpu_signal = f["cpu_per_request_saturated"] / BATCH + f["cpu_per_signal"]
     collectors = _collectors(peak, cpu_signal, f["idle_cpu_per_s"])
-    batched = _collectors(
-        peak, f["cpu_per_request"] / 10 + f["cpu_per_signal"], f["idle_cpu_per_s"]
-    )
+    paced = _collectors(peak, f["cpu_per_request"] / BATCH + f["cpu_per_signal"], 0.0)
     commits_collector = 86_400 / DEFAULT_INTERVAL_S
     commits = collectors * commits_collector + 24 + 2  # hourly folds, nightly compact, release
     log_objects = commits * LOG_RETENTION_DAYS * (1 + 2 / CHECKPOINT_INTERVAL)
@@ -53,14 +51,14 @@ def capacity_plan(f: dict[str, float]) -> None:
     rows = [
         ["peak rate", f"{peak:,.0f} signals/s", f"{PEAK}x the day's average (assumption)"],
         ["collector CPU per signal", f"{cpu_signal * 1e6:.0f} us",
-         f"split table: per request / {BATCH} (a client sends one at a time, assumption) "
-         "+ per signal (ingest, spool, shipper; the collectors' own CPU)"],
+         f"saturated table: per request / {BATCH} (a client sends one at a time, assumption) "
+         "+ split table: per signal (ingest, spool, shipper; the collectors' own CPU)"],
         ["collectors", f"{collectors} ({CORES}-core hosts)",
          f"peak / (({CORES} cores x {UTILISATION:.0%} - idle) / CPU per signal) + 1 spare, "
-         "at least 3; an upper bound: the per-request cost is measured at 40 requests/s, one "
-         "flush each, and the writer shares a flush among concurrent requests"],
-        ["collectors, 10 signals a request", f"{batched}",
-         "the same with the per-request cost shared by 10 signals"],
+         "at least 3"],
+        ["collectors, if no flush were shared", f"{paced}",
+         "the same with the split table's per-request cost (40 requests/s, one flush each): "
+         "the upper bound"],
         ["commits a day", f"{commits:,.0f}",
          f"collectors x {commits_collector:,.0f} (one a minute: commits table) + 26 jobs'"],
         ["log objects kept", f"{log_objects:,.0f}",
