@@ -117,14 +117,13 @@ class Shipper:
             self.metrics.log_tail = version % self.store.checkpoint_interval(live)
 
     def _round(self) -> None:
+        if self.problem is not None:
+            # Reach the lake before declaring it reachable, rows to ship or not.
+            self.store.create(recheck=True)
         due = self._clock() - self._sealed_at >= self.interval_s
         waiting = self.spool.batches()
-        if not due and not waiting and self.spool.pending_rows() < self.max_rows:
-            if self.problem is not None:
-                self.store.create()  # reach the lake once before declaring it reachable
-                self.problem = None
-            return
-        self.ship(seal=due or not waiting)
+        if due or waiting or self.spool.pending_rows() >= self.max_rows:
+            self.ship(seal=due or not waiting)
         self.problem = None
 
     # ------------------------------------------------------------ the thread

@@ -22,7 +22,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 import duckdb
 import pyarrow as pa
@@ -30,10 +30,16 @@ import pyarrow as pa
 from collector.lake.load import lake_rows_from_duckdb
 from service.sql import load_sql
 
-__all__ = ["SPOOL_SQL", "Spool"]
+__all__ = ["SPOOL_SQL", "Runner", "Spool"]
 
 T = TypeVar("T")
-Run = Callable[[Callable[[duckdb.DuckDBPyConnection], T]], T]
+
+
+class Runner(Protocol):
+    """Runs ``fn`` on the spool's connection (``Database.run_sync``)."""
+
+    def __call__(self, fn: Callable[[duckdb.DuckDBPyConnection], T], /) -> T: ...
+
 
 #: The shipper's statements (``service.sql.load_sql``).
 SPOOL_SQL = Path(__file__).with_name("sql")
@@ -42,12 +48,9 @@ SPOOL_SQL = Path(__file__).with_name("sql")
 class Spool:
     """The shipper's view of a collector's file; ``run`` executes on its connection."""
 
-    def __init__(self, run: Run[object]) -> None:
-        self._run = run
-        self.app_id = str(self._call(self._setup))
-
-    def _call(self, fn: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
-        return self._run(fn)  # type: ignore[return-value]
+    def __init__(self, run: Runner) -> None:
+        self._call = run
+        self.app_id = self._call(self._setup)
 
     @staticmethod
     def _setup(con: duckdb.DuckDBPyConnection) -> str:

@@ -161,11 +161,12 @@ class LakeStore:
     def is_local(self) -> bool:
         return "://" not in self.uri or self.uri.startswith("file://")
 
-    def create(self) -> None:
+    def create(self, *, recheck: bool = False) -> None:
         """Create the table if it does not exist. Safe when several collectors start at once:
-        creating version 0 is a conditional write too, and the losers find the table."""
+        creating version 0 is a conditional write too, and the losers find the table.
+        ``recheck``: ask the store even if this process created or found it before."""
         with self._lock:
-            if self._created:
+            if self._created and not recheck:
                 return
             try:
                 DeltaTable.create(
