@@ -52,8 +52,8 @@ from collector.lake.bounded import (
 from collector.lake.compaction import compacted_rows, may_hold_copies
 from collector.lake.files import PARTITION, lake_files
 from collector.lake.releases import LakeReleases
-from collector.lake.steward import LakeAudit
 from collector.lake.rewrite import fold_into_day, replace_day
+from collector.lake.steward import LakeAudit
 from collector.lake.store import LAKE_SCHEMA, MAX_COMMIT_RETRIES, LakeStore
 from collector.retention import first_kept_day
 
