@@ -22,7 +22,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import duckdb
 import pyarrow as pa
@@ -55,16 +55,13 @@ class Spool:
     @staticmethod
     def _setup(con: duckdb.DuckDBPyConnection) -> str:
         con.execute(load_sql(SPOOL_SQL, "spool_setup"))
-        found = con.execute("SELECT app_id FROM lake_spool").fetchall()
+        found = _rows(con, "spool_app_id")
         if not found:
             app_id = f"lmcp-spool-{uuid.uuid4()}"
-            con.execute("INSERT INTO lake_spool VALUES (?, 0)", [app_id])
+            con.execute(load_sql(SPOOL_SQL, "spool_new"), {"app_id": app_id})
         else:
             app_id = str(found[0][0])
-        exists = con.execute(
-            "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'lake_outbox'"
-        ).fetchall()[0][0]
-        if exists and not con.execute("SELECT count(*) FROM lake_outbox").fetchall()[0][0]:
+        if _rows(con, "spool_outbox_exists")[0][0] and not _rows(con, "spool_batches"):
             # Nothing waits: take the signals table's current columns (after a migration).
             con.execute("DROP TABLE lake_outbox")
         con.execute(load_sql(SPOOL_SQL, "spool_outbox"))
@@ -72,8 +69,7 @@ class Spool:
 
     def pending_rows(self) -> int:
         """Rows in ``signals`` not sealed yet."""
-        found = self._call(lambda con: con.execute("SELECT count(*) FROM signals").fetchall())
-        return int(found[0][0])
+        return int(self._call(lambda con: _rows(con, "spool_pending"))[0][0])
 
     def seal(self) -> int | None:
         """Seal what ``signals`` holds as the next batch; its number, or None if empty."""
@@ -81,11 +77,11 @@ class Spool:
         def seal(con: duckdb.DuckDBPyConnection) -> int | None:
             con.execute("BEGIN TRANSACTION")
             try:
-                if not con.execute("SELECT count(*) FROM signals").fetchall()[0][0]:
+                if not _rows(con, "spool_pending")[0][0]:
                     con.execute("ROLLBACK")
                     return None
                 con.execute(load_sql(SPOOL_SQL, "spool_seal"))
-                number = int(con.execute("SELECT sealed FROM lake_spool").fetchall()[0][0])
+                number = int(_rows(con, "spool_sealed")[0][0])
                 con.execute("COMMIT")
                 return number
             except BaseException:
@@ -96,11 +92,7 @@ class Spool:
 
     def batches(self) -> list[tuple[int, int]]:
         """Sealed batches not dropped yet, oldest first: (number, rows)."""
-        found = self._call(
-            lambda con: con.execute(
-                "SELECT lake_batch, count(*) FROM lake_outbox GROUP BY lake_batch ORDER BY 1"
-            ).fetchall()
-        )
+        found = self._call(lambda con: _rows(con, "spool_batches"))
         return [(int(n), int(c)) for n, c in found]
 
     def rows(self, batch: int) -> pa.Table:
@@ -114,3 +106,7 @@ class Spool:
     def drop(self, batch: int) -> None:
         """Forget batch ``batch`` (the lake holds it)."""
         self._call(lambda con: con.execute("DELETE FROM lake_outbox WHERE lake_batch = ?", [batch]))
+
+
+def _rows(con: duckdb.DuckDBPyConnection, name: str) -> list[tuple[Any, ...]]:
+    return con.execute(load_sql(SPOOL_SQL, name)).fetchall()
