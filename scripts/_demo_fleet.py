@@ -60,6 +60,8 @@ class ClientResult:
     plan: ClientPlan
     sent_ids: list[str] = field(default_factory=list)
     not_sent: int = 0
+    #: Ids still in the outbox at the end (their answer did not arrive in time: maybe stored).
+    queued_ids: list[str] = field(default_factory=list)
     #: Reports the daily contribution bound refused (daily_duplicate, daily_limit): by design.
     bounded: int = 0
     requests: int = 0
@@ -327,6 +329,7 @@ def run_client(plan: ClientPlan, root: Path, url: str) -> ClientResult:
     delivered = [e for e in runtime.sent_log.entries() if e.status == "delivered"]
     result.sent_ids = list(dict.fromkeys(str(e.signal["signal_id"]) for e in delivered))
     result.not_sent += len(runtime.outbox)
+    result.queued_ids = [str(s.signal_id) for s in runtime.outbox.pending()]
     result.requests = transport.count
     return result
 

@@ -26,11 +26,11 @@ from analysis._released import RELEASED_QUESTIONS, ask_released
 from analysis._session import COOKIE_NAME, make_session
 from collector.lake.jobs import compact
 from collector.lake.releases import LakeReleases, load_releases, release
-from collector.lake.seaweed import LoopbackSeaweed
 from collector.lake.store import LakeStore
 from collector.releases.store import PrivacyParams
 from collector.settings import CollectorSettings
 from contract.schema import Platform
+from lakedev.seaweed import LoopbackSeaweed
 from lmcp.cli import app
 from tests._servers import HANG_S, running_collector
 from tests.lake.conftest import answers_of, synthetic_pair

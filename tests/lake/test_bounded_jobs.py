@@ -36,9 +36,9 @@ from collector.lake.compaction import (
 from collector.lake.files import lake_files
 from collector.lake.jobs import compact, compact_day
 from collector.lake.releases import LakeReleases, release
-from collector.lake.seaweed import LoopbackSeaweed
 from collector.lake.store import LAKE_SCHEMA, LakeStore
 from collector.releases.store import PrivacyParams
+from lakedev.seaweed import LoopbackSeaweed
 from lmcp.cli import app
 from scripts.measure_compaction_memory import many_rows, write_day
 from tests._servers import HANG_S

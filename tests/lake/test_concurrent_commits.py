@@ -16,8 +16,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from collector.lake.seaweed import LoopbackSeaweed
 from collector.lake.store import LakeStore
+from lakedev.seaweed import LoopbackSeaweed
 from tests._servers import child_process
 from tests.lake.conftest import rows
 

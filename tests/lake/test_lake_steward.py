@@ -34,12 +34,12 @@ from typer.testing import CliRunner
 
 from collector.lake.jobs import compact, retain
 from collector.lake.releases import LakeReleases, release
-from collector.lake.seaweed import LoopbackSeaweed
 from collector.lake.steward import AUDIT_DIR, LakeAudit, LakeSteward
 from collector.lake.store import LakeStore
 from collector.read_routes import BatchStream, build_read_router
 from collector.releases.store import PrivacyParams
 from collector.settings import CollectorSettings, StewardToken
+from lakedev.seaweed import LoopbackSeaweed
 from lmcp.cli import app
 from scripts._lake_cluster import random_signals
 from tests._servers import HANG_S, running_collector, serving_app, wait_until
@@ -98,8 +98,8 @@ def cluster(tmp_path: Path, store: LakeStore, **lake: Any) -> Iterator[Cluster]:
                 )
             )
             for name, extra in (
-                ("a", {"lake_uri": store.uri, **lake}),
-                ("b", {"lake_uri": store.uri, **lake}),
+                ("a", {"lake_uri": store.uri, "lake_ship_interval_s": 0.05, **lake}),
+                ("b", {"lake_uri": store.uri, "lake_ship_interval_s": 0.05, **lake}),
                 ("file", {}),
             )
         ]
@@ -129,6 +129,20 @@ def feed(c: Cluster) -> None:
     c.clock.day = D3
     for url, batch in ((c.lake_b, b4), (c.lake_a, b3), (c.file, b4), (c.file, b3)):
         _post(url, batch)
+    # The lake collectors acknowledged into their files; wait until their shippers moved
+    # every signal into the lake.
+    sent = {str(s["signal_id"]) for s in b1 + b2 + b3 + b4}
+    while _distinct(c.store) < len(sent):
+        time.sleep(0.05)
+
+
+def _distinct(store: LakeStore) -> int:
+    con = duckdb.connect()
+    try:
+        store.signals_relation(con)
+        return int(con.execute("SELECT count(*) FROM signals").fetchall()[0][0])
+    finally:
+        con.close()
 
 
 def _get(url: str, path: str, **params: str) -> httpx.Response:

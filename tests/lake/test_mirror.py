@@ -17,9 +17,9 @@ from typer.testing import CliRunner
 from analysis import Filters, open_db, open_lake
 from collector.lake.jobs import compact, retain
 from collector.lake.mirror import MirrorError, open_mirrored
-from collector.lake.seaweed import LoopbackSeaweed
 from collector.lake.store import LakeStore
 from contract.schema import Platform
+from lakedev.seaweed import LoopbackSeaweed
 from lmcp.cli import app
 from tests._servers import holding_duckdb
 from tests.lake.conftest import DAY, answers_of, rows, synthetic_pair

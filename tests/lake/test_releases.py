@@ -18,11 +18,11 @@ from analysis._released import last_released_day
 from collector.db import migrate
 from collector.lake.jobs import compact, retain
 from collector.lake.releases import LakeReleases, ReleaseResult, release
-from collector.lake.seaweed import LoopbackSeaweed
 from collector.lake.served import ReleasedDatabase
 from collector.lake.store import LakeStore
 from collector.releases.cubes import CUBES
 from collector.releases.store import PrivacyParams, release_closed_days
+from lakedev.seaweed import LoopbackSeaweed
 from lmcp.cli import app
 from tests._servers import HANG_S
 from tests.lake.conftest import DAY, rows
