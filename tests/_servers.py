@@ -50,8 +50,8 @@ from pydantic import BaseModel, SecretStr
 
 from cloudskills.app import create_app as create_skills_app
 from cloudskills.settings import SkillsSettings
-from collector.lake.seaweed import LoopbackSeaweed
 from collector.settings import CollectorSettings
+from lakedev.seaweed import LoopbackSeaweed
 from lmcp.apps import collector_app, collector_limits, uvicorn_config
 
 __all__ = [

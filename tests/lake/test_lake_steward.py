@@ -132,8 +132,7 @@ def feed(c: Cluster) -> None:
     # The lake collectors acknowledged into their files; wait until their shippers moved
     # every signal into the lake.
     sent = {str(s["signal_id"]) for s in b1 + b2 + b3 + b4}
-    while _distinct(c.store) < len(sent):
-        time.sleep(0.05)
+    wait_until(lambda: _distinct(c.store) >= len(sent), what="the shippers moved every signal")
 
 
 def _distinct(store: LakeStore) -> int:
