@@ -4,8 +4,7 @@ misses (a failed checksum, an SSN that cannot be issued, prose with numbers) not
 
 from __future__ import annotations
 
-import statistics
-import time
+from collections.abc import Callable
 
 import phonenumbers
 import pytest
@@ -15,6 +14,7 @@ from hypothesis import strategies as st
 from cloudskills.pii_checks import LIBRARY_CHECKS, personal_data
 from contract._linear import unbounded_quantifier
 from contract.pii_scan import PATTERNS
+from tests._cost import FACTOR, LINEAR_GROWTH, growth
 
 FOUND = {
     "email": ("write to jane.doe@acme-corp.io today", "email_address"),
@@ -220,26 +220,32 @@ def test_the_patterns_are_bounded() -> None:
     assert [p.pattern for p in PATTERNS if unbounded_quantifier(p.pattern)] == []
 
 
-def _cpu_s(text: str) -> float:
-    runs = []
-    for _ in range(3):
-        started = time.process_time()
-        personal_data(text)
-        runs.append(time.process_time() - started)
-    return statistics.median(runs)
+#: Adversarial families: ``make(n)`` is about ``2 * n`` characters (``n = 100_000``: the
+#: size limit of a skill's text).
+HOSTILE: dict[str, Callable[[int], str]] = {
+    "at_runs": lambda n: "a@" * n,
+    "dotted_local_part": lambda n: ("a" * 64 + ".") * (n // 33) + "@",
+    "dotted_domain": lambda n: "x@" + "a." * n,
+    "plus_ones": lambda n: "+1" + " 1" * n,
+    "digit_runs": lambda n: "1 " * n,
+    "card_runs": lambda n: "4111 " * (2 * n // 5),
+    "iban_runs": lambda n: "GB82" + " A" * n,
+    "phone_keywords": lambda n: "phone: " * (3 * n // 10),
+    "zeros": lambda n: "0" * (2 * n),
+    "ssn_runs": lambda n: "123-45-" * (2 * n // 7),
+    "house_numbers": lambda n: "1 Abc " * (n // 3),
+    "capitalised_words": lambda n: "12 " + "Abc " * (n // 2),
+    "german_streets": lambda n: "Abcstraße " * (n // 5),
+    "po_boxes": lambda n: "p.o. box " * (2 * n // 9),
+}
 
 
-@pytest.mark.parametrize(
-    "unit",
-    ["a@", "a" * 64 + ".", "x@a.", "+1 1", "1 ", "4111 ", "GB82 A", "phone: ", "0", "1 A ",
-     "123-45-", "1 Abc ", "Abcstraße ", "p.o. box "],
-)  # fmt: skip
-def test_hostile_input_costs_linear_time(unit: str) -> None:
-    """A quarter and the whole of the largest text, scanned in the same test: linear time
-    costs four times as much, quadratic sixteen (CPU time, median of three)."""
-    whole = unit * (200_000 // len(unit))
-    quarter = whole[: len(whole) // 4]
-    assert _cpu_s(whole) <= 8 * max(_cpu_s(quarter), 1e-3)
+@pytest.mark.parametrize("family", sorted(HOSTILE))
+def test_hostile_input_cost_grows_linearly_to_the_size_limit(family: str) -> None:
+    """A quarter of the limit against the limit, in CPU time side by side (``tests._cost``)."""
+    small, large = HOSTILE[family](100_000 // FACTOR), HOSTILE[family](100_000)
+    grown = growth(lambda: personal_data(small), lambda: personal_data(large))
+    assert grown <= LINEAR_GROWTH, grown
 
 
 def test_the_scan_fails_closed_when_decoys_exhaust_its_candidate_budget() -> None:

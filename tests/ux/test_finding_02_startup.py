@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from contract.version import package_version
 from lmcp.cli import app
+from tests._servers import HANG_S
 
 HEAVY = ("mcp", "fastapi", "duckdb", "pyarrow", "opentelemetry", "uvicorn", "deltalake")
 
@@ -34,7 +35,7 @@ def _loaded(args: list[str], home: Path) -> list[str]:
         [sys.executable, "-c", _PROBE.format(heavy=HEAVY), *args],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=HANG_S,
         env={"LMCP_HOME": str(home), "PATH": "/usr/bin:/bin"},
         check=False,
     )
