@@ -1,10 +1,13 @@
-"""The dashboard's session cookie: stateless, signed with the team token that logged in.
+"""The dashboard's session cookie: a random nonce per login, signed and timed by ``itsdangerous``
+with the team token that logged in.
 
-Value: ``v1.<expiry unix seconds>.<hex HMAC-SHA256(token, "lmcp-dashboard|v1|<expiry>")>``.
-It holds no token and no identity; it is valid while it has not expired, a configured read
-token still signs it (removing a token from the settings ends its sessions too) and it was not
-signed out: signing out revokes the value server-side (:class:`Revocations`, kept until the
-value would have expired anyway). The cookie is HttpOnly, SameSite=Strict, scoped to
+Value: ``<nonce>.<timestamp>.<signature>``, an ``itsdangerous.TimestampSigner`` value (HMAC-
+SHA256, salted for this use) over 128 random bits drawn at each login: two logins, even in the
+same second, get different cookies, so signing one out never ends the other. It holds no token
+and no identity; it is valid for ``SESSION_SECONDS`` after the login while a configured read
+token still signs it (removing a token from the settings ends its sessions too) and its nonce
+was not signed out: signing out revokes the nonce server-side (:class:`Revocations`, kept until
+the session would have expired anyway). The cookie is HttpOnly, SameSite=Strict, scoped to
 ``/dashboard``, and Secure when served over HTTPS (directly or behind a TLS proxy).
 
 Login CSRF: the login form carries a random token that must equal the one in a SameSite=Strict
@@ -19,81 +22,93 @@ import secrets as _random
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from itsdangerous import BadSignature, TimestampSigner
 
 __all__ = [
     "COOKIE_NAME",
     "CSRF_COOKIE",
     "SESSION_SECONDS",
     "Revocations",
+    "Session",
     "csrf_valid",
     "make_session",
     "new_csrf",
+    "open_session",
     "secure_request",
-    "session_valid",
 ]
 
 COOKIE_NAME = "lmcp_dashboard"
 CSRF_COOKIE = "lmcp_dashboard_csrf"
 SESSION_SECONDS = 8 * 3600
 CSRF_SECONDS = 3600
+_SALT = "lmcp-dashboard-session"
+_NONCE_BYTES = 16
 _MAX_COOKIE = 200
 _MAX_REVOKED = 100_000
 
 
-def _mac(secret: str, expiry: int) -> str:
-    message = f"lmcp-dashboard|v1|{expiry}".encode("ascii")
-    return hmac.new(secret.encode("utf-8"), message, hashlib.sha256).hexdigest()
+class _Signer(TimestampSigner):
+    """itsdangerous' timed signer, its clock given (so the tests can move it)."""
+
+    def __init__(self, secret: str, now: float | None) -> None:
+        super().__init__(secret, salt=_SALT, digest_method=hashlib.sha256)
+        self._now = now
+
+    def get_timestamp(self) -> int:
+        return int(self._now if self._now is not None else time.time())
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """A valid session: its login's nonce and when it expires (unix seconds)."""
+
+    nonce: str
+    expires: int
 
 
 def make_session(secret: str, *, now: float | None = None) -> str:
-    """A cookie value for a session opened with ``secret`` (a read token)."""
-    expiry = int(now if now is not None else time.time()) + SESSION_SECONDS
-    return f"v1.{expiry}.{_mac(secret, expiry)}"
+    """A new cookie value for a login with ``secret`` (a read token): a fresh nonce, signed."""
+    return _Signer(secret, now).sign(_random.token_urlsafe(_NONCE_BYTES)).decode("ascii")
 
 
-def session_valid(value: str | None, secrets: Sequence[str], *, now: float | None = None) -> bool:
-    """Whether ``value`` is an unexpired session signed by one of ``secrets``."""
-    if not value or len(value) > _MAX_COOKIE:
-        return False
-    parts = value.split(".")
-    if len(parts) != 3 or parts[0] != "v1" or not parts[1].isdigit():
-        return False
-    expiry = int(parts[1])
-    current = now if now is not None else time.time()
-    if expiry <= current or expiry > current + SESSION_SECONDS + 60:
-        return False
-    found = False
-    for secret in secrets:  # compare with every token, always
-        if hmac.compare_digest(_mac(secret, expiry), parts[2]):
-            found = True
+def open_session(
+    value: str | None, secrets: Sequence[str], *, now: float | None = None
+) -> Session | None:
+    """The session ``value`` holds when one of ``secrets`` signed it less than
+    ``SESSION_SECONDS`` ago (and not in the future); else None."""
+    if not value or len(value) > _MAX_COOKIE or not value.isascii():
+        return None
+    found: Session | None = None
+    for secret in secrets:  # try every token, always: the time taken does not tell which
+        signer = _Signer(secret, now)
+        try:
+            nonce, signed = signer.unsign(value, max_age=SESSION_SECONDS - 1, return_timestamp=True)
+        except BadSignature:  # SignatureExpired and a future timestamp included
+            continue
+        found = Session(nonce.decode("ascii"), int(signed.timestamp()) + SESSION_SECONDS)
     return found
 
 
 class Revocations:
-    """Session values signed out on this server, each kept until it would have expired."""
+    """Sessions signed out on this server (by nonce), each kept until it would have expired."""
 
     def __init__(self) -> None:
         self._until: dict[str, int] = {}
         self._guard = threading.Lock()
 
-    def revoke(self, value: str | None, *, now: float | None = None) -> None:
-        if not value or len(value) > _MAX_COOKIE:
-            return
-        parts = value.split(".")
-        if len(parts) != 3 or not parts[1].isdigit():
-            return
+    def revoke(self, session: Session, *, now: float | None = None) -> None:
         current = int(now if now is not None else time.time())
         with self._guard:
             if len(self._until) >= _MAX_REVOKED:  # forget what expired; the bound holds
-                self._until = {mac: t for mac, t in self._until.items() if t > current}
+                self._until = {n: t for n, t in self._until.items() if t > current}
             if len(self._until) < _MAX_REVOKED:
-                self._until[parts[2]] = int(parts[1])
+                self._until[session.nonce] = session.expires
 
-    def revoked(self, value: str | None) -> bool:
-        if not value:
-            return False
+    def revoked(self, session: Session) -> bool:
         with self._guard:
-            return value.rsplit(".", 1)[-1] in self._until
+            return session.nonce in self._until
 
 
 def new_csrf() -> str:

@@ -52,11 +52,12 @@ from analysis._session import (
     CSRF_SECONDS,
     SESSION_SECONDS,
     Revocations,
+    Session,
     csrf_valid,
     make_session,
     new_csrf,
+    open_session,
     secure_request,
-    session_valid,
 )
 from collector.releases.store import params_from_settings, release_closed_days
 from collector.settings import CollectorSettings
@@ -75,8 +76,7 @@ _CSP = (
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 )
 _PAGE_HEADERS = {
-    "Content-Security-Policy": _CSP,
-    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": _CSP,  # nosniff: on every response (lmcp.apps.uvicorn_config)
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
     "X-Frame-Options": "DENY",
@@ -199,9 +199,13 @@ def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
     # -- dashboard ----------------------------------------------------------------------
     revocations = Revocations()
 
+    def session_of(request: Request) -> Session | None:
+        """The request's session, when valid and not signed out."""
+        session = open_session(request.cookies.get(COOKIE_NAME), secrets())
+        return None if session is None or revocations.revoked(session) else session
+
     def signed_in(request: Request) -> bool:
-        value = request.cookies.get(COOKIE_NAME)
-        return session_valid(value, secrets()) and not revocations.revoked(value)
+        return session_of(request) is not None
 
     def secure(request: Request) -> bool:
         return secure_request(request.url.scheme, request.headers)
@@ -260,8 +264,9 @@ def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
     async def logout(request: Request) -> Response:
         # Server-side: this value stops working even if a copy of the cookie survives.
         # Only a valid session is recorded, so anonymous posts cannot fill the list.
-        if signed_in(request):
-            revocations.revoke(request.cookies.get(COOKIE_NAME))
+        session = session_of(request)
+        if session is not None:
+            revocations.revoke(session)  # this login's nonce only: other sessions go on
         response = to_login()
         response.delete_cookie(
             COOKIE_NAME, path="/dashboard", httponly=True, samesite="strict", secure=secure(request)
@@ -347,7 +352,7 @@ def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
         return Response(
             body,
             media_type=media,
-            headers={"Cache-Control": "public, max-age=3600", "X-Content-Type-Options": "nosniff"},
+            headers={"Cache-Control": "public, max-age=3600"},
         )
 
     return router

@@ -6,6 +6,7 @@
   (target: 50 ms);
 - slowloris: 500 half-sent requests from one address, then a new client's request (target:
   served within 1 s);
+- slow readers: ``bench_slow_readers.py`` (``make bench BENCH_ARGS=slow_readers``);
 - restart: from spawning ``lmcp collector serve`` to ``/readyz`` 200 (target: 3 s);
 - ingestion throughput (batch 1, 64 connections, the DuckDB writer) with the guarded httptools
   protocol ``serve`` uses, and with uvicorn's plain httptools: the limits must cost nothing.
@@ -15,22 +16,17 @@ from __future__ import annotations
 
 import gzip
 import multiprocessing as mp
-import os
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 
 from benchmarks._endpoints import half_sent_requests
+from benchmarks._serving import collector, free_port
 from benchmarks._timing import percentile, table, verdict
 
 REPO = Path(__file__).resolve().parent.parent
@@ -70,45 +66,6 @@ def _hostile(size: int) -> dict[str, bytes]:
         + b",".join([b'"k":0'] * 20 + [b'"day":0'] * ((size - 200) // 8))
         + b"}]}",
     }
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@contextmanager
-def _collector(db: Path, **env: str) -> Iterator[tuple[str, subprocess.Popen[bytes], float]]:
-    """``lmcp collector serve`` in a child; yields its URL, process and seconds to ready."""
-    port = _free_port()
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("LMCP_COLLECTOR_")}
-    environ.update(
-        LMCP_COLLECTOR_DB_PATH=str(db),
-        LMCP_COLLECTOR_RATE_LIMIT_ENABLED="false",
-        PYTHONPATH=str(REPO),
-        **env,
-    )
-    cmd = [sys.executable, "-m", "lmcp.collector_cli", "serve", "--port", str(port),
-           "--log-level", "error"]  # fmt: skip
-    started = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=REPO, env=environ)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        with httpx.Client(trust_env=False, timeout=1) as client:
-            while True:
-                try:
-                    if client.get(url + "/readyz").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                if proc.poll() is not None or time.monotonic() - started > 60:
-                    raise RuntimeError("collector did not start")
-                time.sleep(0.01)
-        yield url, proc, time.monotonic() - started
-    finally:
-        proc.terminate()
-        proc.wait(30)
 
 
 def _post(client: httpx.Client, url: str, body: bytes, gz: bool) -> tuple[float, int]:
@@ -206,7 +163,7 @@ def _serve_plain_or_guarded(protocol: str, port: int, db: str) -> None:
 def _throughput(pool: ProcessPoolExecutor, protocol: str, db: Path) -> float:
     from benchmarks.bench_collector import _load
 
-    port = _free_port()
+    port = free_port()
     proc = mp.get_context("spawn").Process(
         target=_serve_plain_or_guarded, args=(protocol, port, str(db)), daemon=True
     )
@@ -227,21 +184,16 @@ def _throughput(pool: ProcessPoolExecutor, protocol: str, db: Path) -> float:
 
 
 def run() -> None:
-    import resource
-
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft < 2048:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (min(4096, hard), hard))
     with (
         tempfile.TemporaryDirectory(prefix="lmcp-bench-") as tmp,
         ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn")) as pool,
     ):
-        with _collector(Path(tmp) / "a.duckdb") as (url, _, ready_s):
+        with collector(Path(tmp) / "a.duckdb") as (url, _, ready_s):
             worst = _worst_bodies(url)
             health_p99, probes, bodies = _health_under_attack(pool, url)
-        with _collector(Path(tmp) / "b.duckdb") as (url, _, _):
+        with collector(Path(tmp) / "b.duckdb") as (url, _, _):
             slowloris_s = _slowloris(url)
-        with _collector(Path(tmp) / "a.duckdb") as (url, _, restart_s):
+        with collector(Path(tmp) / "a.duckdb") as (url, _, restart_s):
             pass
         rows = [(f"{kind}: {name}", f"{ms:.1f} ms", status) for kind, name, ms, status in worst]
         table("worst bodies (fastest of 3 each)", ("body", "answered in", "status"), rows)

@@ -28,7 +28,7 @@ from client.contributions import ContributionBudget, contribution_key
 from client.delivery import BackgroundDelivery
 from client.errors import ToolFailure
 from client.host import FailureContext, ToolHost
-from client.outbox import Outbox
+from client.outbox import Outbox, OutboxUnwritable
 from client.paths import LmcpHome
 from client.sender import Delivery, Sender
 from client.sentlog import SentLog
@@ -166,6 +166,12 @@ class FrictionReporter:
         if mode is LOCAL:
             self._log.append("local", [signal])
             return {"sent": False, "reason": "local_only", "signal_id": str(signal.signal_id)}
+        try:
+            return self._deliver(signal)
+        except OutboxUnwritable:  # only what is on disk is ever answered "queued"
+            return {"sent": False, "queued": False, "reason": "outbox_unwritable"}
+
+    def _deliver(self, signal: FrictionSignal) -> dict[str, Any]:
         if url_problem(self._sender.url) is not None:
             # A mistyped URL would never deliver (or get a 404 and drop): keep it for a fixed URL.
             self._outbox.add([signal])

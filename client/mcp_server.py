@@ -47,6 +47,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+#: Read tools running at once beside the one-at-a-time calls (each holds a worker thread).
+_READERS = 4
 #: What an agent sees when LMCP itself broke: never the exception's text.
 GENERIC_ERROR = "LMCP could not complete this call (an internal error). Nothing was changed."
 
@@ -88,20 +90,29 @@ def to_call_result(result: ToolResult) -> types.CallToolResult:
 def build_server(host: ToolHost) -> Server[Any]:
     """A low-level MCP server over ``host``.
 
-    Calls run one at a time in a worker thread (tools do blocking file I/O, recipes pause).
-    When the client cancels a call, a running recipe is told to stop; the worker keeps the
-    dispatch lock until it has, so the next call never overlaps it.
+    Calls run in worker threads (tools do blocking file I/O, recipes pause). Calls that change
+    something (write and send tools, recipes) run one at a time; read tools change nothing and
+    run beside them (at most ``_READERS`` at once), so a long walk of a folder never holds up
+    the server's other answers. When the client cancels a call, a running recipe is told to
+    stop; the worker keeps the dispatch lock until it has, so the next call never overlaps it.
     """
     dispatch_lock = threading.Lock()
+    readers = anyio.CapacityLimiter(_READERS)
     tools = list_tools(host)
+    reads = {t.name for t in host.catalogue if t.effect is Effect.read}
 
     def dispatch(name: str, arguments: dict[str, Any]) -> ToolResult:
+        if name in reads:
+            return host.dispatch(name, arguments)
         with dispatch_lock:
             return host.dispatch(name, arguments)
 
     async def in_worker(name: str, arguments: dict[str, Any]) -> ToolResult:
+        limiter = readers if name in reads else None
         try:
-            return await anyio.to_thread.run_sync(dispatch, name, arguments, abandon_on_cancel=True)
+            return await anyio.to_thread.run_sync(
+                dispatch, name, arguments, abandon_on_cancel=True, limiter=limiter
+            )
         except anyio.get_cancelled_exc_class():
             cancel_running()
             raise
@@ -161,10 +172,14 @@ async def serve(host: ToolHost) -> None:
 
 def serve_command() -> None:
     """Serve every LMCP tool over MCP stdio (configure with LMCP_HOME, LMCP_COLLECTOR_URL)."""
-    from client.runtime import Runtime
+    import os
 
+    from client.runtime import Runtime
+    from client.skills._token import exec_without_token, handed_over
+
+    exec_without_token()  # a long-running process never keeps the skills token in its environ
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    with Runtime.from_env() as runtime:
+    with Runtime.from_env(handed_over(os.environ)) as runtime:
         anyio.run(serve, runtime.host)
 
 

@@ -3,7 +3,9 @@
 ``outbox.json`` under ``LMCP_HOME`` holds one signal per line (JSON lines), guarded by an
 inter-process lock:
 - ``add`` appends the new records and fsyncs them: O(1) in the size of the outbox, and a
-  signal acknowledged as queued survives a crash;
+  signal acknowledged as queued survives a crash; the records are written whole or not at all
+  (a short write or a full disk truncates the file back and raises ``OutboxUnwritable``, so
+  nothing is acknowledged that is not on disk);
 - a torn last line (a crash mid-append) is ignored, and the next append starts on a new line;
 - ``remove`` (after a delivery) and the bound (at most ``MAX_SIGNALS``, oldest dropped first)
   compact the file: rewritten atomically with what is left;
@@ -30,12 +32,16 @@ from client._files import atomic_write_bytes, file_lock, fsync_dir
 from client.paths import LmcpHome
 from contract.schema import AnySignal, FrictionSignal, upgrade
 
-__all__ = ["MAX_SIGNALS", "Outbox", "OutboxAdd"]
+__all__ = ["MAX_SIGNALS", "Outbox", "OutboxAdd", "OutboxUnwritable"]
 
 log = logging.getLogger(__name__)
 MAX_SIGNALS = 1000
 _ENTRY: TypeAdapter[AnySignal] = TypeAdapter(AnySignal)
 _LEGACY_PREFIX = b'{"version"'
+
+
+class OutboxUnwritable(OSError):
+    """Nothing of this add is on disk (the disk is full or failing): never answer "queued"."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +73,11 @@ class Outbox:
                     ids.add(signal.signal_id)
                     fresh.append(signal)
             if fresh:
-                self._append(fresh)
+                try:
+                    self._append(fresh)
+                except OutboxUnwritable:
+                    self._seen = None  # the ids noted above are not on disk: read it again
+                    raise
             dropped = max(0, len(ids) - self._max)
             if dropped:
                 self._store(self._load()[dropped:])
@@ -115,19 +125,32 @@ class Outbox:
 
     def _append(self, signals: Sequence[FrictionSignal]) -> None:
         records = b"".join(s.model_dump_json().encode() + b"\n" for s in signals)
-        fd = os.open(self._path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            fd = os.open(self._path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+        except OSError as exc:
+            raise OutboxUnwritable(str(exc)) from None
+        size = 0
         try:
             size = os.fstat(fd).st_size
             # A torn last line (a crash mid-append) must not swallow the first new record.
             if size and os.pread(fd, 1, size - 1) != b"\n":
                 records = b"\n" + records
-            os.write(fd, records)
+            view = memoryview(records)
+            while view:  # os.write may write less than asked (a full disk): all or nothing
+                view = view[os.write(fd, view) :]
             os.fsync(fd)
+            if size == 0:
+                fsync_dir(self._path.parent)
+        except OSError as exc:
+            try:
+                os.ftruncate(fd, size)  # what was there before, whole
+                os.fsync(fd)
+            except OSError:
+                pass  # a torn last line is ignored on load
+            raise OutboxUnwritable(str(exc)) from None
         finally:
             os.close(fd)
-        if size == 0:
-            fsync_dir(self._path.parent)
-        self._seen = self._stat()
+            self._seen = self._stat()
 
     def _load(self) -> list[FrictionSignal]:
         try:

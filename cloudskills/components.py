@@ -28,7 +28,7 @@ from cloudskills.limits import (
     SCRIPT_INTERPRETERS,
 )
 from cloudskills.paths import path_key, path_problem
-from contract.pii_scan import scan_json_pii
+from cloudskills.pii_checks import personal_data_in_json
 from contract.secrets_scan import scan_json
 
 __all__ = ["Component", "ParsedComponents", "component_secrets", "parse_components"]
@@ -318,7 +318,7 @@ def component_secrets(index: int, component: Component) -> list[Issue]:
         issues.extend(secret_issues(component.artifact_ref, f"{at}.artifact_ref"))
         issues.extend(pii_issues(component.artifact_ref, f"{at}.artifact_ref"))
     first: dict[str, int] = {}
-    for _, rule, offset in scan_json_pii(dict(component.metadata)):
+    for _, rule, offset in personal_data_in_json(dict(component.metadata)):
         first.setdefault(rule, offset)
     issues.extend(pii_issue(f"{at}.metadata", rule, offset) for rule, offset in first.items())
     # A metadata key may itself be a value the caller typed: name the field, not the key path.

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from contract.pii_scan import find_personal_data
+from cloudskills.pii_checks import personal_data
 from contract.secrets_scan import find_secrets
 from service.errors import ServiceError
 
@@ -107,6 +107,6 @@ def pii_issue(location: str, rule: str, offset: int) -> Issue:
 def pii_issues(text: str, location: str) -> list[Issue]:
     """One issue per personal-data rule found in ``text`` (at its first offset)."""
     first: dict[str, int] = {}
-    for hit in find_personal_data(text):
+    for hit in personal_data(text):
         first.setdefault(hit.rule, hit.start)
     return [pii_issue(location, rule, offset) for rule, offset in first.items()]

@@ -16,9 +16,11 @@ collector never imports a package above it). ``/docs`` shows them all
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, FastAPI, Request
@@ -42,6 +44,7 @@ from collector.writer import GroupCommitWriter, SignalSink
 from contract.days import utc_today
 from service.db import Database
 from service.errors import CatchAllMiddleware, ProblemError, install_error_handlers
+from service.health import StoreHealth, directory_probe
 from service.serving import service_version, silence_access_log
 
 __all__ = [
@@ -103,6 +106,7 @@ def create_app(
         meter_provider=meter_provider,
     )
     db = signals_database(settings.db_path, threads=settings.duckdb_threads)
+    db_dir = Path(settings.db_path).parent
     # The one choice of storage (``collector.mode``): what triage and the steward read, the
     # background work, and the store's health. Both modes write through the same writer.
     mode = storage_mode(settings, db, telemetry, today)
@@ -119,6 +123,8 @@ def create_app(
             linger_s=settings.writer_linger_ms / 1000,
             quiet_s=settings.writer_quiet_ms / 1000,
             today=today,
+            # The lake sets the same flag when its object store refuses (no file to probe).
+            health=StoreHealth(None if settings.lake_uri else directory_probe(db_dir)),
         )
         writer.start()
         app.state.writer = writer
@@ -161,6 +167,8 @@ def create_app(
         writer: GroupCommitWriter | None = getattr(request.app.state, "writer", None)
         if not db.is_open or writer is None or not writer.running:
             raise ProblemError(503, "not_ready", "The collector is not ready.")
+        if await asyncio.to_thread(writer.health.check) is not None:
+            raise ProblemError(503, "store_unwritable", "The store cannot be written now.")
         if mode.problem() is not None:  # the lake unreachable, shipping failing
             raise ProblemError(503, "not_ready", "The store is not healthy.")
         try:

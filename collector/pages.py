@@ -33,8 +33,7 @@ DOCS_ASSETS = {
     "swagger-ui.css": "text/css; charset=utf-8",
     "favicon.png": "image/png",
 }
-_COMMON = {
-    "X-Content-Type-Options": "nosniff",
+_COMMON = {  # nosniff: on every response (lmcp.apps.uvicorn_config)
     "Referrer-Policy": "no-referrer",
     "X-Frame-Options": "DENY",
 }
@@ -113,13 +112,17 @@ def build_pages_router(title: str, *, openapi_url: str = "/openapi.json") -> API
         body = bytes(page.body).decode()
         return HTMLResponse(body, headers={**_COMMON, "Content-Security-Policy": _docs_csp(body)})
 
+    # Read once: one immutable copy (1.7 MB) that every answer shares, so a client that asks
+    # for it and never reads costs a reference, not a fresh 1.5 MB read and buffer.
+    assets = {name: (_ASSET_DIR / name).read_bytes() for name in DOCS_ASSETS}
+
     @router.get("/docs/assets/{name}", include_in_schema=False)
     async def asset(name: str) -> Response:
         media = DOCS_ASSETS.get(name)
         if media is None:
             raise ProblemError(404, "not_found", "No such asset.")
         return Response(
-            (_ASSET_DIR / name).read_bytes(),
+            assets[name],
             media_type=media,
             headers={"Cache-Control": "public, max-age=86400", **_COMMON},
         )

@@ -122,6 +122,21 @@ class CollectorSettings(BaseSettings):
     max_connections_per_address: int = Field(
         default=256, ge=1, description="Most open connections from one client address."
     )
+    response_timeout_s: float = Field(
+        default=60.0,
+        gt=0.0,
+        description="Most an answer may take to leave the process once its request is in.",
+    )
+    write_timeout_s: float = Field(
+        default=10.0,
+        gt=0.0,
+        description="A connection whose client takes none of its answer for this long closes.",
+    )
+    max_buffered_bytes: int = Field(
+        default=64 * 1024 * 1024,
+        ge=1024 * 1024,
+        description="Most answer bytes all connections together hold unsent in the process.",
+    )
 
     # -- the group-commit writer
     writer_max_rows: int = Field(

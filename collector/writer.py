@@ -37,6 +37,7 @@ from collector.store import SignalStore, StoreOpener
 from collector.telemetry import Telemetry
 from contract.days import utc_today
 from contract.schema import FrictionSignal
+from service.health import StoreHealth
 
 __all__ = [
     "FOLLOW_S",
@@ -108,7 +109,10 @@ class GroupCommitWriter:
         in_flight_window_s: float = IN_FLIGHT_WINDOW_S,
         follow_s: float = FOLLOW_S,
         today: Callable[[], dt.date] = utc_today,
+        health: StoreHealth | None = None,
     ) -> None:
+        #: Whether the store can be written: noted after every flush, read by ``/readyz``.
+        self.health = health if health is not None else StoreHealth()
         self._open_store = open_store
         self._telemetry = telemetry
         self._max_rows = max_rows
@@ -337,11 +341,13 @@ class GroupCommitWriter:
 
     def _failed(self, taken: list[_Pending], exc: Exception) -> None:
         log.error("flush of %d requests failed: %s", len(taken), type(exc).__name__)
+        self.health.failed("the last flush failed")
         self._telemetry.flush_failures.add(1)
         self._answer(taken, None)
 
     def _written(self, taken: list[_Pending], results: list[WriteResult], *, refused: bool) -> None:
         rows = sum(len(p.signals) for p in taken)
+        self.health.succeeded()
         self._telemetry.flush_rows.record(rows)
         accepted = sum(r.accepted for r in results)
         self._telemetry.accepted.add(accepted)

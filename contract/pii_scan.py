@@ -1,11 +1,20 @@
-"""Personal data in free text: e-mail addresses, phone numbers, payment cards and IBANs.
+"""Personal data in free text: e-mail addresses, phone numbers, payment cards, IBANs, US social
+security numbers and postal addresses.
 
 Cloud Skills refuse a document that holds any, as they refuse secrets. A hit names the rule and
 the offset -- never the value. Candidates are found by linear-time patterns (see
-``contract._linear``) and then checked in Python: a card number must pass Luhn and start like a
-card, an IBAN must pass ISO 7064 mod-97 with its country's length, an e-mail address must not be
-at a reserved domain (``example.com``, ``.test``, ...), a phone number must be international
-(``+``/``00``), North-American shaped, or named as a phone.
+``contract._linear``) and then checked.
+
+Where the checks live (the layer rule: ``contract`` imports the standard library and pydantic
+only). This module keeps the pure rules: the candidate patterns, the shapes a written card
+number takes and the ranges it starts with, the reserved e-mail domains, the street-address
+forms, the bounds on hits and candidates, the scan itself. The checks that need a maintained
+library -- the Luhn checksum, an IBAN's country length and mod-97, whether nine digits are an
+issuable SSN, whether a number is a possible phone number -- are a :class:`PiiChecks` the
+caller passes in: the Cloud Skills service gives ``cloudskills.pii_checks.LIBRARY_CHECKS``
+(python-stdnum and phonenumbers), where that dependency is allowed. A phone number named as
+one (``phone: ...``) without a country code has no country to validate against: it counts when
+it has as many digits as E.164 allows.
 """
 
 from __future__ import annotations
@@ -13,10 +22,32 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from contract._linear import MAX_SCAN_CHARS, Normalised, Taken, normalise
 
-__all__ = ["PiiHit", "find_personal_data", "iban_valid", "luhn_valid", "scan_json_pii"]
+__all__ = ["PATTERNS", "PiiChecks", "PiiHit", "find_personal_data", "scan_json_pii"]
+
+
+class PiiChecks(Protocol):
+    """The library-backed checks of candidates (``cloudskills.pii_checks``)."""
+
+    def card(self, digits: str) -> bool:
+        """``digits`` pass the Luhn checksum."""
+        ...
+
+    def iban(self, compact: str) -> bool:
+        """``compact`` (no spaces) is a complete, valid IBAN."""
+        ...
+
+    def ssn(self, digits: str) -> bool:
+        """Nine digits that are a US social security number as issued (area, group, serial)."""
+        ...
+
+    def phone(self, text: str, region: str | None) -> bool:
+        """``text`` is a possible phone number: international (``+``) when ``region`` is
+        None, else a valid one of that region."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,28 +71,41 @@ _PHONE_NAMED = re.compile(
 )
 _CARD = re.compile(r"(?<![0-9])[0-9][0-9 \-]{11,22}[0-9]")
 _IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]){11,30}")
-_IBAN_LENGTH = {
-    "AD": 24, "AE": 23, "AL": 28, "AT": 20, "AZ": 28, "BA": 20, "BE": 16, "BG": 22, "BH": 22,
-    "BR": 29, "CH": 21, "CR": 22, "CY": 28, "CZ": 24, "DE": 22, "DK": 18, "DO": 28, "EE": 20,
-    "ES": 24, "FI": 18, "FO": 18, "FR": 27, "GB": 22, "GE": 22, "GI": 23, "GL": 18, "GR": 27,
-    "GT": 28, "HR": 21, "HU": 28, "IE": 22, "IL": 23, "IS": 26, "IT": 27, "JO": 30, "KW": 30,
-    "KZ": 20, "LB": 28, "LI": 21, "LT": 20, "LU": 20, "LV": 21, "MC": 27, "MD": 24, "ME": 22,
-    "MK": 19, "MR": 27, "MT": 31, "MU": 30, "NL": 18, "NO": 15, "PK": 24, "PL": 28, "PS": 29,
-    "PT": 25, "QA": 29, "RO": 24, "RS": 22, "SA": 24, "SE": 24, "SI": 19, "SK": 24, "SM": 27,
-    "TN": 24, "TR": 26, "UA": 29, "VG": 24, "XK": 20,
-}  # fmt: skip
+#: ``078-05-1120``, ``078 05 1120``: three, two and four digits, one separator throughout.
+_SSN = re.compile(r"(?<![0-9A-Za-z\-])[0-9]{3}([- ])[0-9]{2}\1[0-9]{4}(?![0-9A-Za-z]|-[0-9])")
+_SSN_NAMED = re.compile(
+    r"(?i)(?<![a-z])(?:ssn|social security(?: number| no\.?)?)\s{0,3}[:#=]?\s{0,3}"
+    r"([0-9]{3}-?[0-9]{2}-?[0-9]{4})(?![0-9])"
+)
+_STREET_TYPES = (
+    "Street|St|Road|Rd|Avenue|Ave|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Place|Pl|Square|Sq|"
+    "Terrace|Ter|Parkway|Pkwy|Highway|Hwy|Way|Circle|Cir|Crescent|Cres|Close|Mews|Grove|"
+    "Gardens|Row|Alley|Trail|Plaza|Freeway|Expressway"
+)
+#: ``221B Baker Street``, ``1600 Pennsylvania Avenue NW``, ``350 5th Ave``, ``12-14 St. John's
+#: Wood Rd``: a house number, one to four capitalised (or ordinal) words, a street type.
+_STREET = re.compile(
+    r"(?<![0-9A-Za-z])[0-9]{1,5}[A-Za-z]?(?:[\-/][0-9]{1,5}[A-Za-z]?)?,?[ ]{1,3}"
+    r"(?:(?:[A-Z][A-Za-z'\-]{0,24}\.?|[0-9]{1,3}(?:st|nd|rd|th))[ ]{1,3}){1,4}"
+    rf"(?i:{_STREET_TYPES})(?![A-Za-z])"
+)
+#: ``12 rue de la Paix``, ``8 bis avenue Victor Hugo``: number, street type, capitalised name.
+_STREET_FR = re.compile(
+    r"(?<![0-9A-Za-z])[0-9]{1,4}(?:[ ]?(?:bis|ter))?,?[ ]{1,3}"
+    r"(?i:rue|avenue|boulevard|bd|place|chemin|all[ée]e|impasse|quai|cours)[ ]{1,3}"
+    r"(?:(?:de|du|des|la|le|l'|d')[ ]{0,2}){0,3}[A-ZÀ-Ý][A-Za-zÀ-ÿ'\-]{1,30}"
+)
+#: ``Hauptstraße 5``, ``Lindenweg 12a``: a name ending in a street type, then the number.
+_STREET_DE = re.compile(
+    r"(?<![A-Za-zÄÖÜäöüß])[A-ZÄÖÜ][a-zäöüß]{1,30}"
+    r"(?:straße|strasse|str\.|weg|gasse|allee|platz|ring|damm)[ ]{1,3}[0-9]{1,4}[a-z]?"
+    r"(?![0-9A-Za-z])"
+)
+_PO_BOX = re.compile(r"(?i)(?<![a-z0-9])p\.?[ ]?o\.?[ ]?box[ ]{1,3}[0-9]{1,6}(?![0-9])")
 #: Group shapes a written card number takes (digits per group); unseparated runs also count.
 _CARD_SHAPES = {(4, 4, 4, 4), (4, 4, 4, 4, 3), (4, 6, 5), (4, 6, 4), (4, 4, 4, 1), (4, 4, 4, 2)}
-
-
-def luhn_valid(digits: str) -> bool:
-    total = 0
-    for index, char in enumerate(reversed(digits)):
-        value = int(char)
-        if index % 2:
-            value = value * 2 - 9 if value > 4 else value * 2
-        total += value
-    return total % 10 == 0
+#: ISO 13616: an IBAN has 15 to 34 characters.
+_IBAN_LENGTHS = range(34, 14, -1)
 
 
 def _card_prefix(digits: str) -> bool:
@@ -76,15 +120,7 @@ def _card_prefix(digits: str) -> bool:
     )
 
 
-def iban_valid(candidate: str) -> bool:
-    """ISO 13616: the country's length and the ISO 7064 mod-97-10 check."""
-    if _IBAN_LENGTH.get(candidate[:2]) != len(candidate):
-        return False
-    moved = candidate[4:] + candidate[:4]
-    return int("".join(str(int(c, 36)) for c in moved)) % 97 == 1
-
-
-def _email(match: re.Match[str]) -> bool:
+def _email(match: re.Match[str], checks: PiiChecks) -> bool:
     before = match.string[max(0, match.start() - 7) : match.start()]
     if before.endswith((":", "/")) and not before.lower().endswith("mailto:"):
         return False  # the user-info of a URL (``scheme://user:password@host``)
@@ -99,7 +135,8 @@ def _email(match: re.Match[str]) -> bool:
     )
 
 
-def _phone_digits(text: str) -> bool:
+def _e164_length(text: str) -> bool:
+    """As many digits as a phone number can have (E.164: at most 15; at least 8 here)."""
     groups = re.split(r"[ ().\-]{1,3}", text.strip("()+ "))
     digits = "".join(groups)
     while len(digits) > 15 and len(groups) > 1:  # a number followed by another figure
@@ -108,7 +145,12 @@ def _phone_digits(text: str) -> bool:
     return digits.isdigit() and 8 <= len(digits) <= 15
 
 
-def _card(match: re.Match[str]) -> bool:
+def _phone_intl(match: re.Match[str], checks: PiiChecks) -> bool:
+    text = match.group(0)
+    return checks.phone("+" + text[2:] if text.startswith("00") else text, None)
+
+
+def _card(match: re.Match[str], checks: PiiChecks) -> bool:
     groups = re.split(r"[ \-]", match.group(0))
     if any(not g for g in groups):
         return False
@@ -121,35 +163,53 @@ def _card(match: re.Match[str]) -> bool:
             and 13 <= len(digits) <= 19
             and digits.strip("0")
             and _card_prefix(digits)
-            and luhn_valid(digits)
+            and checks.card(digits)
         ):
             return True
     return False
 
 
-def _iban(match: re.Match[str]) -> bool:
+def _iban(match: re.Match[str], checks: PiiChecks) -> bool:
+    # The pattern may run on into what follows: the longest valid head is the IBAN.
     compact = match.group(0).replace(" ", "")
-    length = _IBAN_LENGTH.get(compact[:2])
-    return length is not None and len(compact) >= length and iban_valid(compact[:length])
+    return any(checks.iban(compact[:n]) for n in _IBAN_LENGTHS if n <= len(compact))
+
+
+def _ssn(match: re.Match[str], checks: PiiChecks) -> bool:
+    return checks.ssn(match.group(0).replace(match.group(1), ""))
+
+
+def _ssn_named(match: re.Match[str], checks: PiiChecks) -> bool:
+    return checks.ssn(match.group(1).replace("-", ""))
+
+
+def _always(match: re.Match[str], checks: PiiChecks) -> bool:
+    return True
 
 
 _HINT = re.compile(r"[0-9@]")
 MAX_HITS_PER_RULE = 32
-_Check = Callable[[re.Match[str]], bool]
+_Check = Callable[[re.Match[str], PiiChecks], bool]
 #: (rule, hint, pattern, check, the group whose span is reported)
 _RULES: tuple[tuple[str, str, re.Pattern[str], _Check, int], ...] = (
     ("email_address", "@", _EMAIL, _email, 0),
     ("iban", "", _IBAN, _iban, 0),
     ("payment_card", "", _CARD, _card, 0),
-    ("phone_number", "", _PHONE_INTL, lambda m: _phone_digits(m.group(0)), 0),
-    ("phone_number", "", _PHONE_NANP, lambda m: True, 0),
-    ("phone_number", "", _PHONE_NAMED, lambda m: _phone_digits(m.group(1)), 1),
+    ("us_ssn", "", _SSN, _ssn, 0),
+    ("us_ssn", "", _SSN_NAMED, _ssn_named, 1),
+    ("phone_number", "", _PHONE_INTL, _phone_intl, 0),
+    ("phone_number", "", _PHONE_NANP, lambda m, c: c.phone(m.group(0), "US"), 0),
+    ("phone_number", "", _PHONE_NAMED, lambda m, c: _e164_length(m.group(1)), 1),
+    ("postal_address", "", _STREET, _always, 0),
+    ("postal_address", "", _STREET_FR, _always, 0),
+    ("postal_address", "", _STREET_DE, _always, 0),
+    ("postal_address", "", _PO_BOX, _always, 0),
 )
 #: Every pattern, for the tests that check linearity.
 PATTERNS: tuple[re.Pattern[str], ...] = tuple(rule[2] for rule in _RULES)
 
 
-def _scan(norm: Normalised) -> list[tuple[str, int]]:
+def _scan(norm: Normalised, checks: PiiChecks) -> list[tuple[str, int]]:
     text = norm.text
     taken = Taken(len(text))
     found: list[tuple[str, int]] = []
@@ -165,11 +225,11 @@ def _scan(norm: Normalised) -> list[tuple[str, int]]:
             if hits >= MAX_HITS_PER_RULE:
                 break
             if checked > 64 * MAX_HITS_PER_RULE:
-                # Each candidate costs a Python check: past the bound, refuse (fail closed)
-                # rather than let personal data hide behind decoys.
+                # Each candidate costs a check: past the bound, refuse (fail closed) rather
+                # than let personal data hide behind decoys.
                 found.append(("too_many_candidates", span[0]))
                 break
-            if not check(match):
+            if not check(match, checks):
                 continue
             taken.add(span)
             found.append((rule, span[0]))
@@ -177,30 +237,34 @@ def _scan(norm: Normalised) -> list[tuple[str, int]]:
     return found
 
 
-def find_personal_data(text: str) -> list[PiiHit]:
+def find_personal_data(text: str, checks: PiiChecks) -> list[PiiHit]:
     """Every personal-data span in ``text``: rule ids and offsets, never the values."""
     if len(text) > MAX_SCAN_CHARS:
         return [PiiHit("too_large_to_scan", 0)]
     if not _HINT.search(text):
         return []
     norm = normalise(text)
-    hits = [PiiHit(rule, norm.origin(start)) for rule, start in _scan(norm)]
+    hits = [PiiHit(rule, norm.origin(start)) for rule, start in _scan(norm, checks)]
     hits.sort(key=lambda h: h.start)
     return hits
 
 
-def scan_json_pii(value: object, location: str = "") -> list[tuple[str, str, int]]:
+def scan_json_pii(
+    value: object, checks: PiiChecks, location: str = ""
+) -> list[tuple[str, str, int]]:
     """(location, rule, offset) for personal data in the strings (and keys) of a JSON value."""
     found: list[tuple[str, str, int]] = []
     if isinstance(value, str):
-        found.extend((location or "$", h.rule, h.start) for h in find_personal_data(value))
+        found.extend((location or "$", h.rule, h.start) for h in find_personal_data(value, checks))
     elif isinstance(value, Mapping):
         for key, item in value.items():
             where = f"{location}.{key}" if location else str(key)
             if isinstance(key, str):
-                found.extend((location or "$", h.rule, h.start) for h in find_personal_data(key))
-            found.extend(scan_json_pii(item, where))
+                found.extend(
+                    (location or "$", h.rule, h.start) for h in find_personal_data(key, checks)
+                )
+            found.extend(scan_json_pii(item, checks, where))
     elif isinstance(value, Sequence) and not isinstance(value, bytes | bytearray):
         for index, item in enumerate(value):
-            found.extend(scan_json_pii(item, f"{location}[{index}]"))
+            found.extend(scan_json_pii(item, checks, f"{location}[{index}]"))
     return found

@@ -49,6 +49,9 @@ def collector_limits(settings: CollectorSettings) -> ServingLimits:
         body_timeout_s=settings.body_timeout_s,
         max_connections=settings.max_connections,
         max_connections_per_address=settings.max_connections_per_address,
+        response_timeout_s=settings.response_timeout_s,
+        write_timeout_s=settings.write_timeout_s,
+        max_buffered_bytes=settings.max_buffered_bytes,
     )
 
 
@@ -74,5 +77,7 @@ def uvicorn_config(
         "http": guarded_protocol(limits or ServingLimits()),
         "timeout_keep_alive": keep_alive_s,
         "timeout_graceful_shutdown": GRACEFUL_SHUTDOWN_S,
+        # On every answer, JSON, problems and uvicorn's own included: never sniffed as HTML.
+        "headers": [("X-Content-Type-Options", "nosniff")],
         **extra,
     }

@@ -9,10 +9,23 @@ class (uvicorn's ``http=`` option) that adds, per connection:
 - a header timeout (from the connection or the request's first byte to the end of its head)
   and a body timeout (from the end of the head to the last body byte): past either, the
   connection is closed (an idle connection between requests is uvicorn's ``timeout_keep_alive``);
+- a response deadline (from the request's last byte until its answer has left the process,
+  closing connections included) and a write timeout (answer bytes waiting that the client has
+  not taken for ``write_timeout_s``): a client that never reads cannot hold a connection;
+- a bound on the answer bytes all connections hold in the process (``max_buffered_bytes``):
+  past it the connections holding the oldest unsent bytes are closed; each connection's own
+  buffer pauses the application from ``_WRITE_HIGH`` bytes (uvicorn's flow control);
 - a cap on the connections of one address, and on the process: a new connection over the
-  process cap evicts the oldest one still sending its request, of the address holding most;
+  process cap evicts the oldest connection, in any state, of the address holding most;
+- strikes: an address whose connections were dropped 32 times in 30 s for not taking their
+  answers gets no new connection for the rest of that window (each had cost a request's work);
 - at shutdown, a connection still sending its request is closed at once (it could not be
   answered), so the server waits only for requests it has whole.
+
+It subclasses uvicorn's ``HttpToolsProtocol`` (not a public API): the hooks it overrides are
+checked against the installed uvicorn by ``tests/service/test_http_hooks.py``, and
+``pyproject.toml`` allows only the uvicorn minor releases that test was run on
+(``docs/operations.md``, *Why a protocol of our own*).
 
 uvicorn's own 400 (a request that is not HTTP/1.1) is answered as problem+json too.
 """
@@ -23,10 +36,10 @@ import json
 import resource
 from asyncio import Transport
 from asyncio.events import TimerHandle
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass
 
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
 from service.errors import PROBLEM_MEDIA_TYPE, problem_body
 
@@ -34,6 +47,15 @@ __all__ = ["ServingLimits", "guarded_protocol", "problem_bytes"]
 
 #: Descriptors kept free of connections (the database, logs, the listening socket).
 _RESERVED_FDS = 64
+#: A connection's answer bytes past which the application waits (asyncio's default is 64 KiB).
+_WRITE_HIGH = 16 * 1024
+#: An address whose connections were dropped this many times for not taking their answers
+#: within ``_STRIKE_WINDOW_S`` gets no new connection until the oldest of those drops is that
+#: old: each such connection cost a whole request's work, and the next would cost the same.
+_STRIKES = 32
+_STRIKE_WINDOW_S = 30.0
+#: Addresses remembered at most (a bound on the memory an attacker with many addresses costs).
+_MAX_STRUCK = 65_536
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +67,9 @@ class ServingLimits:
     body_timeout_s: float = 30.0
     max_connections: int = 4096
     max_connections_per_address: int = 256
+    response_timeout_s: float = 60.0
+    write_timeout_s: float = 10.0
+    max_buffered_bytes: int = 64 * 1024 * 1024
 
     def process_cap(self) -> int:
         """``max_connections``, never more than the descriptors this process may open."""
@@ -57,7 +82,10 @@ class ServingLimits:
 def problem_bytes(status: int, phrase: bytes, code: str, detail: str) -> bytes:
     """A complete HTTP/1.1 problem+json response that closes the connection."""
     body = json.dumps(problem_body(status, code, detail), separators=(",", ":")).encode()
-    head = b"HTTP/1.1 %d %s\r\ncontent-type: %s\r\ncontent-length: %d\r\nconnection: close\r\n\r\n"
+    head = (
+        b"HTTP/1.1 %d %s\r\ncontent-type: %s\r\ncontent-length: %d\r\n"
+        b"x-content-type-options: nosniff\r\nconnection: close\r\n\r\n"
+    )
     return head % (status, phrase, PROBLEM_MEDIA_TYPE.encode(), len(body)) + body
 
 
@@ -74,8 +102,30 @@ def guarded_protocol(limits: ServingLimits) -> type[HttpToolsProtocol]:
     # Insertion-ordered: the oldest connection first.
     live: dict[GuardedProtocol, None] = {}
 
-    sweep_every = min(1.0, limits.header_timeout_s / 2, limits.body_timeout_s / 2)
+    sweep_every = min(
+        0.25,
+        limits.header_timeout_s / 2,
+        limits.body_timeout_s / 2,
+        limits.write_timeout_s / 2,
+        limits.response_timeout_s / 2,
+    )
     sweeping: list[TimerHandle] = []
+    strikes: dict[str, deque[float]] = {}
+
+    def _strike(address: str, now: float) -> None:
+        times = strikes.get(address)
+        if times is None:
+            if len(strikes) >= _MAX_STRUCK:  # forget addresses whose strikes are all old
+                for old in [a for a, t in strikes.items() if now - t[-1] > _STRIKE_WINDOW_S]:
+                    del strikes[old]
+                if len(strikes) >= _MAX_STRUCK:
+                    return
+            times = strikes[address] = deque(maxlen=_STRIKES)
+        times.append(now)
+
+    def _struck(address: str, now: float) -> bool:
+        times = strikes.get(address)
+        return times is not None and len(times) == _STRIKES and now - times[0] <= _STRIKE_WINDOW_S
 
     def _sweep() -> None:
         # One timer per server, not two per request: each connection only notes its deadline.
@@ -84,8 +134,17 @@ def guarded_protocol(limits: ServingLimits) -> type[HttpToolsProtocol]:
             return
         first = next(iter(live))
         now = first.loop.time()
-        for protocol in [p for p in live if p.deadline is not None and p.deadline <= now]:
-            protocol.expire()
+        held = 0
+        for protocol in list(live):
+            held += protocol.check(now)
+        if held > limits.max_buffered_bytes:
+            # Oldest first (insertion order): the connections holding bytes longest go.
+            for protocol in [p for p in live if p.buffered()]:
+                held -= protocol.buffered()
+                _strike(protocol._address, now)
+                protocol.expire()
+                if held <= limits.max_buffered_bytes:
+                    break
         sweeping.append(first.loop.call_later(sweep_every, _sweep))
 
     class GuardedProtocol(HttpToolsProtocol):
@@ -95,11 +154,20 @@ def guarded_protocol(limits: ServingLimits) -> type[HttpToolsProtocol]:
         _head_bytes = 0
         #: When (loop time) this connection must have sent its request's head or body.
         deadline: float | None = None
+        #: When its answer must have left the process (None: no answer pending).
+        respond_by: float | None = None
+        #: Since when its unsent answer bytes have not shrunk, and how many there were.
+        _stalled_since = 0.0
+        _stalled_size = 0
 
         def connection_made(self, transport: Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
+            self._cycles: list[RequestResponseCycle] = []
+            transport.set_write_buffer_limits(high=_WRITE_HIGH)
             self._address = self.client[0] if self.client else ""
-            if per_address[self._address] >= limits.max_connections_per_address:
+            if per_address[self._address] >= limits.max_connections_per_address or _struck(
+                self._address, self.loop.time()
+            ):
                 transport.abort()
                 return
             if len(live) >= cap:
@@ -116,10 +184,22 @@ def guarded_protocol(limits: ServingLimits) -> type[HttpToolsProtocol]:
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._release()
+            self._disconnect_cycles()
             super().connection_lost(exc)
+
+        def _disconnect_cycles(self) -> None:
+            # uvicorn marks only the newest request (``self.cycle``) as disconnected; with
+            # pipelining the one answering is an earlier one, which would then write to the
+            # closed transport (uvloop raises) and log errors for an expected drop.
+            for cycle in self._cycles:
+                if not cycle.response_complete:
+                    cycle.disconnected = True
+                    cycle.message_event.set()
+            self._cycles.clear()
 
         def _release(self) -> None:
             self.deadline = None
+            self.respond_by = None
             if self._counted:
                 self._counted = False
                 live.pop(self, None)
@@ -149,10 +229,42 @@ def guarded_protocol(limits: ServingLimits) -> type[HttpToolsProtocol]:
             self._in_head = False
             self.deadline = self.loop.time() + limits.body_timeout_s
             super().on_headers_complete()
+            # This connection's requests not yet answered (the running one and the queued).
+            self._cycles = [c for c in self._cycles if not c.response_complete]
+            if self.cycle is not None and self.cycle not in self._cycles:
+                self._cycles.append(self.cycle)
 
         def on_message_complete(self) -> None:
             self.deadline = None
+            self.respond_by = self.loop.time() + limits.response_timeout_s
             super().on_message_complete()
+
+        def buffered(self) -> int:
+            """Answer bytes this connection holds in the process, not yet taken by the client."""
+            return 0 if self.transport is None else self.transport.get_write_buffer_size()
+
+        def check(self, now: float) -> int:
+            """Expire this connection if it is past a deadline; else the bytes it holds."""
+            size = self.buffered()
+            if self.respond_by is not None and size == 0 and self._answered():
+                self.respond_by = None
+            if size == 0 or size < self._stalled_size:
+                self._stalled_since = now
+            self._stalled_size = size
+            late = (self.deadline is not None and self.deadline <= now) or (
+                self.respond_by is not None and self.respond_by <= now
+            )
+            stalled = size and now - self._stalled_since >= limits.write_timeout_s
+            if late or stalled:
+                if size:  # an answer the client did not take: a strike against its address
+                    _strike(self._address, now)
+                self.expire()
+                return 0
+            return size
+
+        def _answered(self) -> bool:
+            cycle = self.cycle
+            return cycle is None or bool(cycle.response_complete)
 
         def shutdown(self) -> None:
             # A request still being sent cannot be answered before the server stops: closing
@@ -163,18 +275,18 @@ def guarded_protocol(limits: ServingLimits) -> type[HttpToolsProtocol]:
             super().shutdown()
 
         def expire(self) -> None:
-            """Past its deadline: closed without an answer."""
+            """Past a deadline or a bound: dropped at once, unsent bytes and all."""
             self._release()
-            if not self.transport.is_closing():
-                self.transport.abort()
+            self._disconnect_cycles()  # what connection_lost will say: the apps stop writing
+            self.transport.abort()  # also when closing: close() would wait for the client
 
     def _evict(newcomer: str) -> None:
-        # The address holding most connections gives up its oldest one still sending.
+        # The address holding most connections gives up its oldest one, whatever its state.
         for address, _ in per_address.most_common():
             if address == newcomer and per_address[address] <= 1:
                 continue
             for protocol in live:
-                if protocol._address == address and protocol.deadline is not None:
+                if protocol._address == address:
                     protocol.expire()
                     return
             return

@@ -1,18 +1,18 @@
 """The three Cloud Skill tools: save, recall and execute (``*_cloud_skill``).
 
 They call the skills service's ``/v1/skills`` over httpx (``LMCP_SKILLS_URL``, default
-``http://127.0.0.1:8766``; ``LMCP_SKILLS_TOKEN``), never the collector. The server stores
-and validates; scripts run HERE, on the user's machine, where the agent runs: the server only
-serves the pinned content (see ``docs/cloud-skills.md``). Every failure is a value-free
-:class:`~client.errors.ToolFailure`, so it flows through ``ToolHost`` into the ring and can be
-reported as friction like any other tool's.
+``http://127.0.0.1:8766``; the token from ``LMCP_SKILLS_TOKEN`` or ``LMCP_SKILLS_TOKEN_FILE``,
+kept out of a long-running process's environment: ``client.skills._token``), never the
+collector. The server stores and validates; scripts run HERE, on the user's machine, where the
+agent runs: the server only serves the pinned content (see ``docs/cloud-skills.md``). Every
+failure is a value-free :class:`~client.errors.ToolFailure`, so it flows through ``ToolHost``
+into the ring and can be reported as friction like any other tool's.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -257,12 +257,10 @@ def skill_handlers(
     """The three Cloud Skill handlers, configured from ``environ``.
 
     ``sandbox``: ``True`` finds bubblewrap, ``False``/``None`` runs without (tests of the
-    refusal), or a given :class:`Sandbox`. The token is read here once; it is then removed from
-    this process's environment, so nothing started later inherits it.
+    refusal), or a given :class:`Sandbox`. The token is read here once, from ``environ`` (a
+    script's child never gets this process's environment: ``client.skills._execute``).
     """
     api = SkillsApi.from_env(environ, transport)
-    if api.token is not None and os.environ.get("LMCP_SKILLS_TOKEN") == api.token:
-        del os.environ["LMCP_SKILLS_TOKEN"]
     allow = environ.get(ALLOW_UNSANDBOXED) == "1"
     tools = _Tools(api, _limits(environ), sandbox, allow)
     return {

@@ -6,9 +6,9 @@ variables of the agent), no stdin, a wall-clock time limit and a cap on the outp
 it kills whatever the script left running and deletes the directory.
 
 Given a :class:`~client.skills._sandbox.Sandbox` (bubblewrap, Linux), the script runs inside
-it: no network, a read-only filesystem but its folder, its own PID namespace, rlimits. Without
-one it is containment only (the user's network and files): the tool refuses that unless the
-user opted in.
+it (see that module for what it guarantees), watched from outside by
+:func:`~client.skills._watchdog.watch`. Without one it is containment only (the user's network
+and files): the tool refuses that unless the user opted in.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from types import MappingProxyType
 from typing import IO, Any
 
 from client.skills._sandbox import MOUNT, Sandbox, SandboxLimits
+from client.skills._watchdog import watch
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -35,6 +36,7 @@ __all__ = [
     "ScriptLimits",
     "ScriptRun",
     "interpreter_for",
+    "probe",
     "run_script",
     "scrubbed_env",
 ]
@@ -69,9 +71,12 @@ class ScriptRun:
     stdout_truncated: bool
     stderr_truncated: bool
     duration_ms: int
+    #: why the sandbox's watchdog stopped it: "deadline", "memory", "processes" (or None)
+    stopped_by: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "stopped_by": self.stopped_by,
             "exit_code": self.exit_code,
             "timed_out": self.timed_out,
             "stdout": self.stdout,
@@ -179,19 +184,75 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         proc.kill()
 
 
-def _command(
+def _popen(command: Sequence[str], **extra: Any) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(  # noqa: S603 - a fixed interpreter, the pinned script, args
+        command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **extra
+    )
+
+
+def _collect(
+    proc: subprocess.Popen[bytes],
+    out: _Capped,
+    err: _Capped,
+    started: float,
+    stopped_by: str | None,
+) -> ScriptRun:
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.wait()
+    duration_ms = int((time.monotonic() - started) * 1000)
+    # The pipes are read with a deadline: a reader still blocked is abandoned, never awaited.
+    for reader in (out, err):
+        reader.thread.join(timeout=2.0)
+    proc.stdout.close()
+    proc.stderr.close()
+    timed_out = stopped_by == "deadline"
+    return ScriptRun(
+        exit_code=None if timed_out else proc.returncode,
+        timed_out=timed_out,
+        stdout=out.text(),
+        stderr=err.text(),
+        stdout_truncated=out.truncated,
+        stderr_truncated=err.truncated,
+        duration_ms=duration_ms,
+        stopped_by=stopped_by,
+    )
+
+
+def _run_sandboxed(
+    content: str,
     interpreter: Interpreter,
-    script: str,
-    workdir: str,
+    args: Sequence[str],
     limits: ScriptLimits,
-    sandbox: Sandbox | None,
-) -> tuple[list[str], dict[str, str]]:
-    """The argv and environment that start the script (inside the sandbox when given)."""
-    if sandbox is None:
-        return [*interpreter.argv, script], scrubbed_env(workdir)
-    inner = [sandbox.python, "-I", script] if interpreter.kind == "python" else ["/bin/sh", script]
-    argv = sandbox.argv(Path(workdir), inner, scrubbed_env(MOUNT), limits.timeout_s, limits.sandbox)
-    return argv, {"PATH": "/usr/bin:/bin"}
+    sandbox: Sandbox,
+) -> ScriptRun:
+    name = _SUFFIX[interpreter.kind]
+    inner = (
+        [sandbox.inner_python, "-I", name] if interpreter.kind == "python" else ["/bin/sh", name]
+    )
+    env = scrubbed_env(MOUNT)
+    with sandbox.launch(
+        (name, content), [*inner, *args], env, limits.timeout_s, limits.sandbox
+    ) as launch:
+        user: dict[str, Any] = (
+            {}
+            if launch.user is None
+            else {"user": launch.user, "group": launch.user, "extra_groups": []}
+        )
+        started = time.monotonic()
+        proc = _popen(
+            launch.argv,
+            cwd="/",
+            env={"PATH": "/usr/bin:/bin"},
+            pass_fds=launch.pass_fds,
+            start_new_session=True,
+            **user,
+        )
+        launch.started()
+        assert proc.stdout is not None and proc.stderr is not None
+        out = _Capped(proc.stdout, limits.max_output_bytes)
+        err = _Capped(proc.stderr, limits.max_output_bytes)
+        verdict = watch(proc, launch.info, limits.sandbox, limits.timeout_s)
+        return _collect(proc, out, err, started, verdict.stopped)
 
 
 def run_script(
@@ -202,23 +263,21 @@ def run_script(
     sandbox: Sandbox | None = None,
 ) -> ScriptRun:
     """Run ``content`` with ``interpreter`` (from :func:`interpreter_for`) and ``args``."""
+    if sandbox is not None:
+        return _run_sandboxed(content, interpreter, args, limits, sandbox)
     with tempfile.TemporaryDirectory(prefix="lmcp-skill-") as workdir:
         script = Path(workdir) / _SUFFIX[interpreter.kind]
         script.write_text(content, encoding="utf-8")
-        command, env = _command(interpreter, script.name, workdir, limits, sandbox)
         popen_extra: dict[str, Any] = (
             {"start_new_session": True}
             if os.name == "posix"
             else {"creationflags": getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)}
         )
         started = time.monotonic()
-        proc = subprocess.Popen(  # noqa: S603 - a fixed interpreter, the pinned script, args
-            [*command, *args],
+        proc = _popen(
+            [*interpreter.argv, script.name, *args],
             cwd=workdir,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            env=scrubbed_env(workdir),
             **popen_extra,
         )
         assert proc.stdout is not None and proc.stderr is not None
@@ -227,19 +286,16 @@ def run_script(
         timed_out = not _wait_unreaped(proc, limits.timeout_s)
         # Whatever the script started in its group dies with it (also after a normal exit).
         _kill_group(proc)
-        proc.wait()
-        duration_ms = int((time.monotonic() - started) * 1000)
-        # The pipes are read with a deadline: a reader still blocked is abandoned, never awaited.
-        for reader in (out, err):
-            reader.thread.join(timeout=2.0)
-        proc.stdout.close()
-        proc.stderr.close()
-        return ScriptRun(
-            exit_code=None if timed_out else proc.returncode,
-            timed_out=timed_out,
-            stdout=out.text(),
-            stderr=err.text(),
-            stdout_truncated=out.truncated,
-            stderr_truncated=err.truncated,
-            duration_ms=duration_ms,
-        )
+        return _collect(proc, out, err, started, "deadline" if timed_out else None)
+
+
+def probe(sandbox: Sandbox) -> bool:
+    """True when ``sandbox`` runs a script here (the check behind ``find_sandbox``)."""
+    python = interpreter_for("text/x-python")
+    if python is None:
+        return False
+    try:
+        run = run_script("print('ok')\n", python, [], ScriptLimits(timeout_s=30.0), sandbox)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return (run.exit_code, run.stdout) == (0, "ok\n")

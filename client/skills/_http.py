@@ -16,6 +16,7 @@ import httpx
 
 from client.errors import ToolFailure
 from client.skills._codes import failure_from_problem
+from client.skills._token import token_from
 from contract.schema import ErrorClass
 
 __all__ = ["DEFAULT_SKILLS_URL", "SkillsApi"]
@@ -47,13 +48,13 @@ class SkillsApi:
         cls, environ: Mapping[str, str], transport: httpx.BaseTransport | None = None
     ) -> SkillsApi:
         url = environ.get("LMCP_SKILLS_URL") or DEFAULT_SKILLS_URL
-        return cls(url.rstrip("/"), environ.get("LMCP_SKILLS_TOKEN") or None, transport)
+        return cls(url.rstrip("/"), token_from(environ), transport)
 
     def _check(self) -> str:
         if not self.token:
             raise ToolFailure(
                 ErrorClass.permission_denied,
-                "Cloud Skills need a token: set LMCP_SKILLS_TOKEN",
+                "Cloud Skills need a token: set LMCP_SKILLS_TOKEN or LMCP_SKILLS_TOKEN_FILE",
                 code="skills_token_missing",
             )
         try:

@@ -3,7 +3,8 @@
 Every path an agent gives is relative to the root. It is refused when it is absolute, names a
 drive, holds a NUL, or -- once resolved, following any symlink -- lands outside the root. The
 refusals name the rule, never the path. Only regular files are read (a FIFO, socket or device
-in the root would block the one-call-at-a-time MCP server), and reads stop at a deadline.
+in the root would block a worker thread), and reads stop at a deadline. Folders are walked by
+``client.tools._walk`` (linear in the tree, bounded in entries and time).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import os
 import stat
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
@@ -19,6 +20,7 @@ from client._files import write_replace
 from client.errors import ToolFailure
 from client.host import Reply
 from client.tools._common import not_found, opt_int, opt_str
+from client.tools._walk import Walk
 from contract.schema import ErrorClass, Outcome
 
 __all__ = ["FilesRoot", "files_handlers"]
@@ -28,8 +30,9 @@ Handler = Callable[[Mapping[str, Any]], Any]
 #: Files larger than this are searched by name only.
 SEARCH_CONTENT_LIMIT = 1024 * 1024
 SNIPPET_CHARS = 160
-#: Wall-clock budgets: one read_file, and one whole search_files walk.
+#: Wall-clock budgets: one read_file, one list_files walk, one whole search_files walk.
 READ_DEADLINE_S = 5.0
+LIST_DEADLINE_S = 10.0
 SEARCH_DEADLINE_S = 10.0
 _CHUNK = 64 * 1024
 
@@ -111,18 +114,9 @@ class FilesRoot:
         root = self.real_root()
         return real == root or real.is_relative_to(root)
 
-    def walk(self, top: Path, recursive: bool) -> Iterator[Path]:
-        """Entries under ``top`` in a stable order; symlinks leaving the root are skipped."""
-        try:
-            children = sorted(top.iterdir(), key=lambda p: p.name)
-        except OSError:
-            return
-        for child in children:
-            if not self.inside(child):
-                continue
-            yield child
-            if recursive and child.is_dir() and not child.is_symlink():
-                yield from self.walk(child, recursive)
+    def walk(self, top: Path, recursive: bool, deadline: float, clock: Callable[[], float]) -> Walk:
+        """Entries under ``top`` in a stable order, bounded (see ``client.tools._walk``)."""
+        return Walk(self.real_root(), top, recursive, deadline=deadline, clock=clock)
 
 
 def _folder(files: FilesRoot, args: Mapping[str, Any]) -> Path:
@@ -144,27 +138,35 @@ def _snippet(text: str, index: int) -> tuple[int, str]:
     return line_no, line[:SNIPPET_CHARS]
 
 
-def files_handlers(files: FilesRoot) -> dict[str, Handler]:
-    """The four files tools over ``files`` (without the app check)."""
+def files_handlers(
+    files: FilesRoot, *, clock: Callable[[], float] = time.monotonic
+) -> dict[str, Handler]:
+    """The four files tools over ``files`` (without the app check); ``clock`` times the walks."""
 
     def list_files(args: Mapping[str, Any]) -> Any:
         top = _folder(files, args)
         limit = opt_int(args, "limit", 200)
         entries: list[dict[str, Any]] = []
-        truncated = False
-        for path in files.walk(top, args.get("recursive") is True):
+        walk = files.walk(top, args.get("recursive") is True, clock() + LIST_DEADLINE_S, clock)
+        stopped_by: str | None = None
+        for found in walk:
             if len(entries) >= limit:
-                truncated = True
+                stopped_by = "limit"
                 break
-            is_dir = path.is_dir()
             entries.append(
                 {
-                    "path": files.relative(path),
-                    "type": "folder" if is_dir else "file",
-                    "size": None if is_dir else path.stat().st_size,
+                    "path": found.rel,
+                    "type": "folder" if found.is_dir else "file",
+                    "size": found.size,
                 }
             )
-        result = {"entries": entries, "count": len(entries), "truncated": truncated}
+        stopped_by = stopped_by or walk.stopped
+        result = {
+            "entries": entries,
+            "count": len(entries),
+            "truncated": stopped_by is not None,
+            "truncated_by": stopped_by,
+        }
         return Reply(result, Outcome.empty) if not entries else result
 
     def read_file(args: Mapping[str, Any]) -> Any:
@@ -215,24 +217,22 @@ def files_handlers(files: FilesRoot) -> dict[str, Handler]:
         needle = query.casefold()
         limit = opt_int(args, "limit", 50)
         matches: list[dict[str, Any]] = []
-        deadline = time.monotonic() + SEARCH_DEADLINE_S
-        timed_out = False
-        for path in files.walk(top, True):
+        deadline = clock() + SEARCH_DEADLINE_S
+        walk = files.walk(top, True, deadline, clock)
+        root = files.real_root()
+        for found in walk:
             if len(matches) >= limit:
                 break
-            if time.monotonic() >= deadline:
-                timed_out = True
-                break
-            if path.is_dir():
+            if found.is_dir:
                 continue
-            rel = files.relative(path)
-            if needle in path.name.casefold():
-                matches.append({"path": rel, "in": "name", "line": None, "snippet": None})
+            path = root / found.rel
+            name = found.rel.rsplit("/", 1)[-1]
+            if needle in name.casefold():
+                matches.append({"path": found.rel, "in": "name", "line": None, "snippet": None})
+                continue
+            if found.size is None or found.size > SEARCH_CONTENT_LIMIT:
                 continue
             try:
-                info = path.stat()
-                if not stat.S_ISREG(info.st_mode) or info.st_size > SEARCH_CONTENT_LIMIT:
-                    continue
                 data, _ = read_regular(path, SEARCH_CONTENT_LIMIT, deadline)
             except (OSError, ToolFailure):
                 continue
@@ -240,7 +240,10 @@ def files_handlers(files: FilesRoot) -> dict[str, Handler]:
             index = text.casefold().find(needle)
             if index >= 0:
                 line, snippet = _snippet(text, index)
-                matches.append({"path": rel, "in": "content", "line": line, "snippet": snippet})
+                matches.append(
+                    {"path": found.rel, "in": "content", "line": line, "snippet": snippet}
+                )
+        timed_out = walk.stopped is not None or clock() >= deadline
         truncated = len(matches) >= limit or timed_out
         result = {"matches": matches, "count": len(matches), "truncated": truncated}
         return Reply(result, Outcome.empty) if not matches else result

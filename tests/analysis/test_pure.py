@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from analysis import FilterError, Filters, Period, Version
-from analysis._session import SESSION_SECONDS, make_session, session_valid
+from analysis._session import SESSION_SECONDS, Revocations, make_session, open_session
 from contract.schema import Platform, ToolName
 
 days = st.dates(min_value=dt.date(2020, 1, 1), max_value=dt.date(2030, 12, 31))
@@ -86,16 +86,31 @@ def test_empty_strings_mean_any() -> None:
     secret=st.text(min_size=1, max_size=40),
     other=st.text(min_size=1, max_size=40),
     now=st.integers(1_600_000_000, 2_000_000_000),
-    later=st.integers(0, 2 * SESSION_SECONDS),
+    later=st.integers(-60, 2 * SESSION_SECONDS),
 )
 def test_a_session_is_valid_for_its_token_until_it_expires(
     secret: str, other: str, now: int, later: int
 ) -> None:
     cookie = make_session(secret, now=now)
-    assert session_valid(cookie, [secret], now=now + later) is (later < SESSION_SECONDS)
+    opened = open_session(cookie, [secret], now=now + later)
+    assert (opened is not None) is (0 <= later < SESSION_SECONDS)  # never before its login
+    if opened is not None:
+        assert opened.expires == now + SESSION_SECONDS
     if other != secret:
-        assert not session_valid(cookie, [other], now=now)
-    version, expiry, mac = cookie.split(".")
-    flipped = mac[:-1] + ("0" if mac[-1] != "0" else "1")
-    assert not session_valid(f"{version}.{expiry}.{flipped}", [secret], now=now)
-    assert not session_valid(f"{version}.{int(expiry) + 1}.{mac}", [secret], now=now)
+        assert open_session(cookie, [other], now=now) is None
+    nonce, stamp, mac = cookie.split(".")
+    flipped = ("A" if mac[0] != "A" else "B") + mac[1:]  # the first character: all bits count
+    assert open_session(f"{nonce}.{stamp}.{flipped}", [secret], now=now) is None
+    assert open_session(f"{nonce[:-1]}.{stamp}.{mac}", [secret], now=now) is None
+
+
+@given(secret=st.text(min_size=1, max_size=40), now=st.integers(1_600_000_000, 2_000_000_000))
+def test_two_logins_in_the_same_second_are_two_sessions(secret: str, now: int) -> None:
+    first, second = make_session(secret, now=now), make_session(secret, now=now)
+    assert first != second
+    opened = [open_session(v, [secret], now=now) for v in (first, second)]
+    assert opened[0] is not None and opened[1] is not None
+    assert opened[0].nonce != opened[1].nonce
+    revocations = Revocations()
+    revocations.revoke(opened[0])
+    assert revocations.revoked(opened[0]) and not revocations.revoked(opened[1])

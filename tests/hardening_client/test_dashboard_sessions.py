@@ -89,3 +89,30 @@ def test_dashboard_login_csrf_is_refused(url: str) -> None:
         )
         assert mixed.status_code == 403
         assert victim.cookies.get(CSRF_COOKIE) is not None
+
+
+def test_two_logins_in_the_same_second_are_two_sessions_and_one_sign_out_ends_one(
+    url: str,
+) -> None:
+    """Each login draws its own nonce: logins the server answered in the same second (its
+    ``Date`` header) get different cookies, and signing one out leaves the other signed in."""
+    clients: list[httpx.Client] = []
+    answered: dict[str, list[httpx.Client]] = {}
+    try:
+        while len(clients) < 100 and max(map(len, answered.values()), default=0) < 2:
+            client = httpx.Client(base_url=url, trust_env=False, timeout=HANG_S)
+            clients.append(client)
+            login = _browser_login(client)
+            assert login.status_code == 303
+            answered.setdefault(login.headers["date"], []).append(client)
+        same_second = max(answered.values(), key=len)
+        assert len(same_second) >= 2, "100 logins, none two in one second"
+        first, second = same_second[:2]
+        cookies = [c.cookies.get(COOKIE_NAME) for c in clients]
+        assert len(set(cookies)) == len(cookies)  # every login its own cookie
+        first.post("/dashboard/logout", follow_redirects=False)
+        assert second.get("/dashboard", follow_redirects=False).status_code == 200
+        assert first.get("/dashboard", follow_redirects=False).status_code == 303
+    finally:
+        for client in clients:
+            client.close()

