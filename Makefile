@@ -5,6 +5,9 @@
 # every target has one).
 SHELL := /bin/bash
 # uv runs as a module of the bootstrap python, so a fresh pip install is usable at once.
+# --compile-bytecode: every installed module gets its .pyc at install, so no command compiles
+# its imports from source on each start (a shell with PYTHONDONTWRITEBYTECODE=1 never writes
+# them later; `lmcp --help` would then pay for compiling typer and rich every time).
 BOOT_PY ?= python3
 UV := $(BOOT_PY) -m uv
 VENV := .venv
@@ -23,9 +26,9 @@ help: ## list every target (from the `##` comment on its line)
 uv-bootstrap: ## install uv with pip when it is missing
 	@$(UV) --version >/dev/null 2>&1 || { echo "installing uv with pip"; $(BOOT_PY) -m pip install --quiet uv; }
 
-$(VENV)/.synced: pyproject.toml uv.lock
+$(VENV)/.synced: pyproject.toml uv.lock Makefile
 	@$(MAKE) --no-print-directory uv-bootstrap
-	$(UV) sync --frozen --all-extras --quiet --python $(BOOT_PY)
+	$(UV) sync --frozen --all-extras --compile-bytecode --quiet --python $(BOOT_PY)
 	@touch $@
 
 venv: $(VENV)/.synced ## create or update .venv from uv.lock, with every extra
