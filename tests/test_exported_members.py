@@ -30,6 +30,7 @@ MODULES = [
     "client.consent",
     "client.contributions",
     "contract.privacy",
+    "contract.limits",
     "client.outbox",
     "client.sender",
     "client.friction",
