@@ -2,7 +2,7 @@
 
 Sub-commands live beside the code they drive and are composed here, in the shell:
 ``signals`` (client/signals_cli.py, plus ``signals catalogue`` from lmcp/datacatalogue.py),
-``recipes`` (client/recipes/cli.py), ``mcp`` (client/mcp_server.py), ``collector``
+``recipes`` (client/recipes/cli.py), ``mcp`` (client/mcp_stdio.py), ``collector``
 (lmcp/collector_cli.py), ``skills`` (lmcp/skills_cli.py), ``analysis`` (analysis/cli.py),
 ``lake`` (lmcp/lake_cli.py).
 
@@ -62,7 +62,7 @@ def _module_app(module: str) -> click.Command:
 
 
 def _mcp() -> click.Command:
-    from client.mcp_server import serve_command
+    from client.mcp_stdio import serve_command
 
     one = typer.Typer(add_completion=False)
     one.command("mcp", help="Serve every LMCP tool over MCP stdio.")(serve_command)

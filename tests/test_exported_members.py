@@ -45,6 +45,7 @@ MODULES = [
     "client.recipes",
     "client.skills",
     "client.mcp_server",
+    "client.mcp_stdio",
     "collector.app",
     "collector.settings",
     "collector.errors",
