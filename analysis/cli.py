@@ -245,10 +245,14 @@ def _remote_failed(url: str, exc: RemoteError) -> NoReturn:
             f"[red]error:[/red] cannot reach the collector at {url}: {reason}", soft_wrap=True
         )
     else:
-        hint = _STATUS_HINTS.get(exc.status, exc.code)
+        # Our own words for a missing or wrong token; otherwise the collector's (422: which
+        # filter or parameter, and why).
+        from rich.markup import escape
+
+        hint = _STATUS_HINTS.get(exc.status) or exc.detail or exc.code
         err.print(
             f"[red]error:[/red] the collector at {url} answered HTTP {exc.status} ({exc.code}): "
-            f"{hint}",
+            f"{escape(hint)}",
             soft_wrap=True,
         )
     raise typer.Exit(1)
