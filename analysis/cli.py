@@ -5,9 +5,8 @@ or ``LMCP_TEAM_TOKEN``: the released figures, the team's view) or a DuckDB file 
 releases stored in it; with ``--exact``, exact figures from its raw rows, which is the steward's
 view of a file only a steward or the operator holds). The token is never printed.
 
-A question asked of a file imports what reading the file needs, and no more: the HTTP client,
-the report's charts, the progress bars and the release mechanism are imported by the commands
-that use them (``lmcp analysis top --db F`` is a command people run over and over).
+What only some commands need (httpx, the charts, progress bars) they import themselves: a
+question of a file (``lmcp analysis top --db F``, run over and over) imports no more.
 """
 
 from __future__ import annotations
@@ -245,9 +244,7 @@ def _remote_failed(url: str, exc: RemoteError) -> NoReturn:
             f"[red]error:[/red] cannot reach the collector at {url}: {reason}", soft_wrap=True
         )
     else:
-        # Our own words for a missing or wrong token; otherwise the collector's (422: which
-        # filter or parameter, and why).
-        from rich.markup import escape
+        from rich.markup import escape  # the collector's words, unless a token is wrong
 
         hint = _STATUS_HINTS.get(exc.status) or exc.detail or exc.code
         err.print(
@@ -439,15 +436,9 @@ def synth_command(
 def synth_progress() -> Progress:
     """The bar of ``synth``: rows written, elapsed and the time left (it moves once per chunk,
     ``analysis._synth.CHUNK_ROWS`` rows)."""
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
+    from rich import progress as bar
 
-    return Progress(
-        "[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-        TimeElapsedColumn(), "ETA", TimeRemainingColumn(), console=err,
+    return bar.Progress(
+        "[progress.description]{task.description}", bar.BarColumn(), bar.MofNCompleteColumn(),
+        bar.TimeElapsedColumn(), "ETA", bar.TimeRemainingColumn(), console=err,
     )  # fmt: skip
