@@ -1,6 +1,7 @@
 # Every target bootstraps a fresh machine by itself: uv (installed with pip when missing),
-# a .venv with every extra, (for the browser tests) Debian's chromium and (for the Cloud Skill
-# script sandbox) Debian's bubblewrap.
+# a .venv with every extra, (for the browser tests) Debian's chromium, (for the Cloud Skill
+# script sandbox) Debian's bubblewrap and (the lake's front door, deploy/haproxy.cfg) Debian's
+# haproxy.
 # `make help` lists the targets from their `##` comments (tests/test_makefile.py checks that
 # every target has one).
 SHELL := /bin/bash
@@ -19,7 +20,7 @@ DEMO_EXIT ?=
 DEMO_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help uv-bootstrap venv chromium bubblewrap test test-fast check generate generate-check \
+.PHONY: help uv-bootstrap venv chromium bubblewrap haproxy test test-fast check generate generate-check \
 	bench demo demo-lake lock clean
 
 help: ## list every target (from the `##` comment on its line)
@@ -49,11 +50,25 @@ bubblewrap: ## install Debian's bubblewrap (the Cloud Skill script sandbox) when
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null) \
 	    || echo "warning: could not install bubblewrap; sandbox tests will be skipped"; }
 
-test: venv chromium bubblewrap ## every test, full hypothesis budget (what CI runs)
-	HYPOTHESIS_PROFILE=ci $(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+haproxy: ## install Debian's haproxy (the lake's front door, deploy/haproxy.cfg) when missing
+	@command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || \
+	  { echo "installing haproxy (Debian package) for the lake's front door"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null) \
+	    || echo "warning: could not install haproxy; front-door tests will be skipped"; }
 
+# The tests write bytecode even where the environment says not to (PYTHONDONTWRITEBYTECODE):
+# otherwise every run, and every child process a test starts, compiles each module again.
+TEST_ENV := PYTHONDONTWRITEBYTECODE=
+
+test: venv chromium bubblewrap haproxy ## every test, full hypothesis budget, coverage with its floor (what CI runs)
+	$(TEST_ENV) HYPOTHESIS_PROFILE=ci $(PY) -m pytest -q -p no:cacheprovider \
+	  --cov --cov-report=term:skip-covered $(PYTEST_ARGS)
+
+# test-fast runs a worker per core (pytest-xdist; a test file stays on one worker, so its module
+# fixtures are built once): PYTEST_ARGS="-n 0" runs it in one process, e.g. to debug.
 test-fast: venv ## what to run on every change: no slow or browser test, small hypothesis budget
-	HYPOTHESIS_PROFILE=dev $(PY) -m pytest -q -p no:cacheprovider -m "not slow and not browser" $(PYTEST_ARGS)
+	$(TEST_ENV) HYPOTHESIS_PROFILE=dev $(PY) -m pytest -q -p no:cacheprovider -m "not slow and not browser" \
+	  -n auto --dist loadfile $(PYTEST_ARGS)
 
 check: venv ## ruff, format, mypy --strict (code, tests, scripts), lint-imports (the layers), generated files
 	$(VENV)/bin/ruff check .
@@ -68,7 +83,7 @@ generate: venv ## regenerate every generated file (scripts/generate.py lists the
 generate-check: venv ## fail when a generated file is stale (writes nothing)
 	$(PY) -m scripts.generate --check
 
-bench: venv ## benchmarks, printed as medians and ratios
+bench: venv haproxy ## benchmarks, printed as medians and ratios
 	@$(COMPILE_OWN)
 	$(PY) -m benchmarks $(BENCH_ARGS)
 
@@ -81,5 +96,5 @@ lock: uv-bootstrap ## update uv.lock after a dependency change in pyproject.toml
 clean: ## remove .venv, caches and test artefacts
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .import_linter_cache test-artifacts
 
-demo-lake: venv ## the lake mode: SeaweedFS, three collectors, a fleet, compaction, triage, an exact check
+demo-lake: venv haproxy ## the lake mode: SeaweedFS, three collectors behind HAProxy, a fleet, compaction, triage, an exact check
 	$(PY) -m scripts.demo_lake $(DEMO_ARGS)

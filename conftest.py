@@ -1,15 +1,31 @@
 """Suite-wide setup: the hypothesis profile (``tests/hypothesis_profiles.py``), loaded before any
-test module is imported so per-test caps (``at_most``) see it.
+test module is imported so per-test caps (``at_most``) see it; and the guard that fails a test
+which leaves a child process running (``tests/_leaks.py``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from tests import hypothesis_profiles
+from tests._leaks import command_of, leaked_children, record_children
 
 _PROFILE = hypothesis_profiles.load()
+record_children()
 
 
 def pytest_report_header(config: pytest.Config) -> str:
     return f"hypothesis profile: {_PROFILE} (set {hypothesis_profiles.PROFILE_ENV}=ci|dev)"
+
+
+@pytest.fixture(autouse=True)
+def _no_child_left_running() -> Iterator[None]:
+    """Set up before, torn down after, every other fixture of the test (autouse, function
+    scope): what is still running at the end was left by the test or its fixtures."""
+    with leaked_children() as leaked:
+        yield
+    if leaked:
+        commands = "; ".join(command_of(p) for p in leaked)
+        pytest.fail(f"the test left {len(leaked)} child process(es) running (killed): {commands}")

@@ -67,20 +67,9 @@ def open_lake(
     once (``collector/lake/store.py``), the steward's view. ``mirror`` (with ``raw``): the
     connection is on that local DuckDB copy of the compacted days instead, synced first
     (``collector/lake/mirror.py``; raises ``MirrorError`` for a file it must not touch)."""
-    from collector.lake.releases import connect
-    from collector.lake.sink import lake_from_settings
-    from collector.settings import CollectorSettings
+    from collector.mode import open_lake_analysis  # the [lake] extra, behind the mode seam
 
-    store = lake_from_settings(CollectorSettings(), uri)
-    if not store.exists():
-        raise FileNotFoundError("no Delta table at the given URI")
-    if mirror is not None:
-        if not raw:
-            raise ValueError("a mirror holds raw rows: it needs raw=True")
-        from collector.lake.mirror import open_mirrored
-
-        return open_mirrored(store, mirror)[0]
-    return connect(store, raw=raw)
+    return open_lake_analysis(uri, raw=raw, mirror=mirror)
 
 
 def _load_parquet(target: Path) -> duckdb.DuckDBPyConnection:

@@ -166,7 +166,7 @@ def _open(
     try:
         if lake is None:
             return open_db(db)  # type: ignore[arg-type]
-        from collector.lake.mirror import MirrorError  # deltalake: lake only
+        from collector.mode import MirrorError
 
         try:
             return open_lake(lake, raw=exact, mirror=mirror)

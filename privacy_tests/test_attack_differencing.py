@@ -21,7 +21,7 @@ from pydantic import SecretStr
 from collector.releases.store import read_cells
 from collector.settings import CollectorSettings
 from privacy_tests._release_world import D0, fleet_day, one_signal, write_days
-from tests._servers import running_collector
+from tests._servers import HANG_S, running_collector
 
 TEAM = "team-token-for-the-differencing-attack"
 AUTH = {"Authorization": f"Bearer {TEAM}"}
@@ -44,7 +44,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]
 
 def _top(url: str, start: dt.date, end: dt.date) -> dict[tuple[str, str, str], int]:
     params = {"start": start.isoformat(), "end": end.isoformat(), "limit": "1000"}
-    body = httpx.get(f"{url}/v1/triage/top", params=params, headers=AUTH, timeout=60).json()
+    body = httpx.get(f"{url}/v1/triage/top", params=params, headers=AUTH, timeout=HANG_S).json()
     return {(r["tool"], r["error_class"], r["friction_type"]): r["n"] for r in body["rows"]}
 
 

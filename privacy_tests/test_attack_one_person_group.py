@@ -21,7 +21,7 @@ from collector.releases.mechanism import release_counts
 from collector.releases.store import PrivacyParams
 from collector.settings import CollectorSettings
 from privacy_tests._release_world import D0, fleet_day, one_signal, write_days
-from tests._servers import running_collector
+from tests._servers import HANG_S, running_collector
 
 TEAM = "team-token-for-the-group-attack"
 TRIALS = 2_000
@@ -36,7 +36,7 @@ def test_five_reports_of_one_failure_no_longer_make_a_group(tmp_path: Path) -> N
     settings = CollectorSettings(
         db_path=db, read_tokens=[SecretStr(TEAM)], retention_days=36500, rate_limit_enabled=False
     )
-    with running_collector(settings) as url, httpx.Client(base_url=url, timeout=60) as http:
+    with running_collector(settings) as url, httpx.Client(base_url=url, timeout=HANG_S) as http:
         auth = {"Authorization": f"Bearer {TEAM}"}
         day = {"start": D0.isoformat(), "end": D0.isoformat(), "limit": "1000"}
         mine = http.get("/v1/triage/top", params={**day, "tool": "recipe_export"}, headers=auth)

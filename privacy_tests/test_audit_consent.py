@@ -26,6 +26,7 @@ from client.runtime import Runtime
 from lmcp.cli import app as lmcp
 from privacy_tests.audit.canaries import CanaryKind, canary_of
 from privacy_tests.audit.sockets import SocketGuard
+from tests._servers import HANG_S
 
 REPO = Path(__file__).resolve().parent.parent
 NOBODY = "http://127.0.0.1:9"  # discard port: never a collector; the guard refuses it anyway
@@ -213,7 +214,7 @@ def _listener() -> Iterator[tuple[str, list[bytes]]]:
         yield f"http://127.0.0.1:{server.getsockname()[1]}", seen
     finally:
         stop.set()
-        thread.join(timeout=5)
+        thread.join(timeout=HANG_S)
         server.close()
 
 
@@ -271,7 +272,7 @@ def test_mcp_server_process_connects_only_when_on(
             [sys.executable, "-c", _MCP_SCRIPT, json.dumps(env), str(REPO)],
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=HANG_S,
             cwd=REPO,
             env={**env, "DO_NOT_TRACK": ""},  # the driver itself; the server gets `env`
         )

@@ -63,6 +63,7 @@ from privacy_tests.audit.workload import (
     error_messages,
     hostile_requests,
 )
+from tests._servers import HANG_S
 
 pytestmark = pytest.mark.slow  # a server, thousands of calls, hundreds of installations
 
@@ -219,7 +220,7 @@ def test_no_generated_canary_reaches_any_sink(
     homes = tmp_path_factory.mktemp("homes")
     team = {"authorization": f"Bearer {TEAM}"}
     steward = {"authorization": f"Bearer {STEWARD}"}
-    with httpx.Client(base_url=pipeline.base, trust_env=False, timeout=60) as http:
+    with httpx.Client(base_url=pipeline.base, trust_env=False, timeout=HANG_S) as http:
         for n, batch in enumerate(_batches(cases)):
             _installation(pipeline, homes / f"i{n}", batch, http, run, n)
         _over_mcp(pipeline, homes / "mcp", cases[::MCP_SHARE], run)

@@ -19,7 +19,7 @@ from pydantic import SecretStr
 from collector.settings import CollectorSettings
 from collector.telemetry import Telemetry, build_resource
 from privacy_tests.audit.otel import ALLOWED_RESOURCE_KEYS, OtelCapture, forbidden_attributes
-from tests._servers import collector_process, running_collector
+from tests._servers import HANG_S, collector_process, running_collector
 from tests.factories import BARE, signal_json
 
 REPO = Path(__file__).resolve().parent.parent
@@ -46,7 +46,7 @@ def _signal() -> dict[str, object]:
 
 def _traffic(base: str) -> None:
     """Every kind of request: accepted, refused, unauthorised, unknown, with a query string."""
-    with httpx.Client(base_url=base, trust_env=False, timeout=10) as http:
+    with httpx.Client(base_url=base, trust_env=False, timeout=HANG_S) as http:
         headers = {"user-agent": "canary-user-agent/1.0", "x-forwarded-for": "203.0.113.7"}
         assert http.post("/v1/signals", json={"signals": [_signal()]}, headers=headers).is_success
         http.post("/v1/signals", content=b'{"signals": [{"note": "canary-user"}]}')

@@ -53,6 +53,7 @@ from privacy_tests.audit.workload import (
     hostile_requests,
     plant_and_fail,
 )
+from tests._servers import HANG_S
 
 pytestmark = pytest.mark.slow  # every test here starts a process
 
@@ -127,7 +128,7 @@ def test_no_canary_reaches_any_sink(
     planted: list[Canary] = []
     stats = ScanStats(set())
     hostile = HostileLog()
-    with httpx.Client(base_url=pipeline.base, trust_env=False, timeout=60) as http:
+    with httpx.Client(base_url=pipeline.base, trust_env=False, timeout=HANG_S) as http:
         _audit(pipeline, tmp_path_factory, http, planted, stats, hostile)
 
 

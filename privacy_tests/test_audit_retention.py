@@ -6,7 +6,6 @@ is (docs/privacy.md)."""
 from __future__ import annotations
 
 import datetime as dt
-import time
 from pathlib import Path
 
 import duckdb
@@ -14,9 +13,8 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from collector.retention import START_DELAY_S
 from collector.settings import CollectorSettings, StewardToken
-from tests._servers import running_collector
+from tests._servers import HANG_S, running_collector, wait_until
 from tests.factories import BARE, signal_json
 
 TOKEN = "retention-audit-token-not-a-secret"
@@ -43,7 +41,7 @@ def _settings(path: Path, **extra: object) -> CollectorSettings:
 
 
 def _count(base: str) -> int:
-    with httpx.Client(base_url=base, trust_env=False, timeout=10) as http:
+    with httpx.Client(base_url=base, trust_env=False, timeout=HANG_S) as http:
         return int(http.get("/v1/signals/count", headers=TEAM).json()["count"])
 
 
@@ -54,19 +52,17 @@ def test_default_window_is_90_days_and_applies_soon_after_start(tmp_path: Path) 
     assert settings.retention_days == 90
     kept = _signal(D0)
     with running_collector(settings, today=lambda: D0) as base:
-        with httpx.Client(base_url=base, trust_env=False, timeout=10) as http:
+        with httpx.Client(base_url=base, trust_env=False, timeout=HANG_S) as http:
             response = http.post("/v1/signals", json={"signals": [kept]})
             assert response.is_success, response.text
         assert _count(base) == 1
     with running_collector(settings, today=lambda: D0 + dt.timedelta(days=90)) as base:
         assert _count(base) == 1, "a signal inside the window was deleted"
     with running_collector(settings, today=lambda: D0 + dt.timedelta(days=91)) as base:
-        # The first run comes START_DELAY_S after start (readiness never queues behind it).
-        deadline = time.monotonic() + START_DELAY_S + 10
-        while _count(base) != 0 and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert _count(base) == 0, "a signal older than 90 days survived a restart"
-        with httpx.Client(base_url=base, trust_env=False, timeout=10) as http:
+        # The first run comes START_DELAY_S (collector.retention) after start: readiness
+        # never queues behind it.
+        wait_until(lambda: _count(base) == 0, what="the purge after a restart")
+        with httpx.Client(base_url=base, trust_env=False, timeout=HANG_S) as http:
             csv = http.get("/v1/signals/export", params={"format": "csv"}, headers=TEAM)
         assert str(kept["signal_id"]).encode() not in csv.content
     con = duckdb.connect(str(path), read_only=True)
@@ -81,17 +77,11 @@ def test_the_schedule_deletes_without_a_restart(tmp_path: Path) -> None:
     today = [D0]
     settings = _settings(tmp_path / "s.duckdb", retention_days=7, retention_interval_s=0.1)
     with running_collector(settings, today=lambda: today[0]) as base:
-        with httpx.Client(base_url=base, trust_env=False, timeout=10) as http:
+        with httpx.Client(base_url=base, trust_env=False, timeout=HANG_S) as http:
             body = {"signals": [_signal(D0), _signal(D0 - dt.timedelta(days=3))]}
             assert http.post("/v1/signals", json=body).is_success
         assert _count(base) == 2
         today[0] = D0 + dt.timedelta(days=5)  # the older one (D0-3) is now 8 days old
-        deadline = time.monotonic() + 10
-        while _count(base) != 1 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert _count(base) == 1, "the scheduled job did not delete the expired signal"
+        wait_until(lambda: _count(base) == 1, what="the scheduled purge of the expired signal")
         today[0] = D0 + dt.timedelta(days=8)
-        deadline = time.monotonic() + 10
-        while _count(base) != 0 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert _count(base) == 0
+        wait_until(lambda: _count(base) == 0, what="the next scheduled purge")

@@ -29,6 +29,7 @@ import httpx
 
 from client.runtime import Runtime
 from contract.schema import ClientInfo, Platform
+from scripts._demo_server import HANG_S
 
 __all__ = ["AuthorResult", "ClientPlan", "ClientResult", "plan_fleet", "run_author", "run_client"]
 
@@ -59,6 +60,8 @@ class ClientResult:
     plan: ClientPlan
     sent_ids: list[str] = field(default_factory=list)
     not_sent: int = 0
+    #: Ids still in the outbox at the end (their answer did not arrive in time: maybe stored).
+    queued_ids: list[str] = field(default_factory=list)
     #: Reports the daily contribution bound refused (daily_duplicate, daily_limit): by design.
     bounded: int = 0
     requests: int = 0
@@ -312,13 +315,21 @@ def run_client(plan: ClientPlan, root: Path, url: str) -> ClientResult:
             elif not (out.get("sent") or out.get("queued")):
                 result.not_sent += 1
     finally:
-        runtime.close()  # the background delivery drains what was queued before it stops
+        # What is queued is delivered now (the sender's bounded retries), and the background
+        # delivery finishes the batch it is sending, however long a busy machine makes that:
+        # Runtime.close waits 2 s, and a batch still in flight then reached the collector
+        # uncounted (a delivery is idempotent: the collector drops a known signal_id).
+        runtime.reporter.flush()
+        if runtime.delivery is not None:
+            runtime.delivery.close(timeout_s=HANG_S)
+        runtime.close()
         transport.close()
     # Delivery happens in the background: what reached the collector is in the sent log, and
     # whatever the background could not deliver is still in the outbox.
     delivered = [e for e in runtime.sent_log.entries() if e.status == "delivered"]
     result.sent_ids = list(dict.fromkeys(str(e.signal["signal_id"]) for e in delivered))
     result.not_sent += len(runtime.outbox)
+    result.queued_ids = [str(s.signal_id) for s in runtime.outbox.pending()]
     result.requests = transport.count
     return result
 

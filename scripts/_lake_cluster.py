@@ -89,6 +89,15 @@ def _free_port() -> int:
 class Collector:
     url: str
     proc: subprocess.Popen[bytes]
+    #: How to start it again on its own file and port (``Collectors.restart``).
+    cmd: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    log: Path | None = None
+
+    @property
+    def address(self) -> str:
+        """``host:port``, as a load balancer's server line names it."""
+        return self.url.removeprefix("http://")
 
     def kill(self) -> None:
         """SIGKILL: no flush, no shutdown."""
@@ -114,7 +123,9 @@ class Collectors:
     def urls(self) -> list[str]:
         return [c.url for c in self.members]
 
-    def start(self, timeout_s: float = 60.0) -> Collectors:
+    def start(self, *, ready: bool = True) -> Collectors:
+        """Start every member and wait until each is ready (``ready=False``: alive only,
+        for a collector expected to stay unready)."""
         base = {k: v for k, v in os.environ.items() if not k.startswith("LMCP_COLLECTOR_")}
         base.update(self.env)
         base["PYTHONPATH"] = str(REPO)
@@ -129,30 +140,24 @@ class Collectors:
                 ]  # fmt: skip
                 if self.lake_uri is not None:
                     cmd += ["--lake", self.lake_uri]
-                with (self.root / f"collector{i}.log").open("ab") as log:
-                    proc = subprocess.Popen(
-                        cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
-                        start_new_session=True,
-                    )  # fmt: skip
-                self.members.append(Collector(f"http://127.0.0.1:{port}", proc))
-            deadline = time.monotonic() + timeout_s
-            with httpx.Client(trust_env=False, timeout=1.0) as client:
-                for member in self.members:
-                    while True:
-                        if member.proc.poll() is not None:
-                            raise RuntimeError("a collector exited at start; see its log")
-                        try:
-                            if client.get(member.url + "/readyz").status_code == 200:
-                                break
-                        except httpx.TransportError:
-                            pass
-                        if time.monotonic() > deadline:
-                            raise TimeoutError("a collector did not become ready")
-                        time.sleep(0.05)
+                log = self.root / f"collector{i}.log"
+                member = Collector(f"http://127.0.0.1:{port}", _spawn(cmd, env, log), cmd, env, log)
+                self.members.append(member)
+            for member in self.members:
+                _wait_ready(member, "/readyz" if ready else "/healthz")
         except BaseException:
             self.stop()
             raise
         return self
+
+    def restart(self, index: int) -> Collector:
+        """Start member ``index`` again (after ``kill``) on its own file and port; wait until
+        it is ready (what its file still held is shipped by its shipper)."""
+        old = self.members[index]
+        member = Collector(old.url, _spawn(old.cmd, old.env, old.log), old.cmd, old.env, old.log)
+        self.members[index] = member
+        _wait_ready(member)
+        return member
 
     def stop(self) -> None:
         """SIGTERM each (graceful: flush, close), SIGKILL what is left after 20 s."""
@@ -175,6 +180,28 @@ class Collectors:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+def _spawn(cmd: list[str], env: dict[str, str], log: Path | None) -> subprocess.Popen[bytes]:
+    with (log or Path(os.devnull)).open("ab") as out:
+        return subprocess.Popen(
+            cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+
+def _wait_ready(member: Collector, path: str = "/readyz") -> None:
+    """Until ``path`` answers 200, for as long as the process lives (no fixed deadline:
+    a busy machine only makes it slower)."""
+    with httpx.Client(trust_env=False, timeout=5.0) as client:
+        while True:
+            if member.proc.poll() is not None:
+                raise RuntimeError("a collector exited at start; see its log")
+            try:
+                if client.get(member.url + path).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            time.sleep(0.05)
 
 
 @dataclass

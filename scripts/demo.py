@@ -57,6 +57,7 @@ from scripts._demo_fleet import (
     run_author,
     run_client,
 )
+from scripts._demo_server import HANG_S, wait_ready
 
 REPO = Path(__file__).resolve().parent.parent
 #: The demo's epsilon per installation-day (the default is 1.0): a demo fleet is small.
@@ -123,19 +124,11 @@ class Server:
                 [sys.executable, "-m", "scripts._demo_server", self.service],
                 cwd=REPO, env=self.env, stdout=log, stderr=subprocess.STDOUT,
             )  # fmt: skip
-        deadline = time.monotonic() + 30
-        with httpx.Client(trust_env=False, timeout=1.0) as client:
-            while time.monotonic() < deadline:
-                if self.proc.poll() is not None:
-                    break
-                try:
-                    if client.get(self.url + "/readyz").status_code == 200:
-                        return
-                except httpx.TransportError:
-                    pass
-                time.sleep(0.05)
-        self.stop()
-        raise RuntimeError(f"the {self.service} service did not start (see {self.log_path})")
+        try:
+            wait_ready(self.proc, self.url, self.service, self.log_path)
+        except BaseException:
+            self.stop()
+            raise
 
     def stop(self) -> None:
         """Graceful: SIGINT lets uvicorn flush the writer and close the database."""
@@ -320,7 +313,9 @@ def main(argv: list[str] | None = None) -> int:
         if not (author.saved and author.recalled):
             problems.append("the author could not save and recall a Cloud Skill")
         console.rule("the last 28 released days (today is open: released once it closes)")
-        answers = {q: fetch_answer(server.url, token, q) for q in RELEASED_QUESTIONS}
+        answers = {
+            q: fetch_answer(server.url, token, q, timeout=HANG_S) for q in RELEASED_QUESTIONS
+        }
         console.print(answer_table(answers[Question.top], max_rows=8))
         console.print(answer_table(answers[Question.regressions], max_rows=8))
         trend = answers[Question.trends]
@@ -339,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             count = httpx.get(
                 f"{server.url}/v1/signals/count", headers={"Authorization": f"Bearer {steward}"},
-                timeout=10,
+                timeout=HANG_S,
             ).json()["count"]  # fmt: skip
             sent = sum(len(r.sent_ids) for r in results if r.plan.opted_in)
             if count != len(history) + sent:

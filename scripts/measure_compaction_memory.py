@@ -69,7 +69,7 @@ def write_day(store: LakeStore, rows: int, appends: int, *, seed: int = 1) -> No
     before = many_rows(max(rows // 10, 1), seed=seed, received_day=DAY - dt.timedelta(days=1))
     store.append(before)
     compact_day(store, DAY - dt.timedelta(days=1))
-    store = LakeStore(store.uri)  # a table loaded after the compaction (see docs/scaling.md)
+    store = LakeStore(store.uri)  # a table loaded after the compaction (see docs/lake-design.md)
     rng = random.Random(seed)
     seen = before
     per = rows // appends

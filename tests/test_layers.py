@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from tests._servers import HANG_S
+
 REPO = Path(__file__).resolve().parent.parent
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
@@ -84,7 +86,7 @@ def _lint(root: Path) -> subprocess.CompletedProcess[str]:
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=HANG_S,
     )
 
 

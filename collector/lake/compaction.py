@@ -44,7 +44,7 @@ __all__ = [
 BATCH_ROWS = 64 * 1024
 #: DuckDB's memory per row of a range it de-duplicates and sorts at once, with room to spare
 #: (its sort of these wide rows keeps part of them in memory): a range holds at most
-#: budget / ROW_BYTES rows. docs/scaling.md has the measurements behind it.
+#: budget / ROW_BYTES rows. docs/lake-measurements.md has the measurements behind it.
 ROW_BYTES = 1024
 _MAX_BITS = 16
 

@@ -24,9 +24,16 @@ def _select(name: str, kind: pa.DataType) -> str:
     return f'"{name}"'
 
 
-def lake_rows_from_duckdb(con: duckdb.DuckDBPyConnection, where: str = "true") -> pa.Table:
-    """Every row of ``signals`` (matching ``where``, trusted SQL) as ``LAKE_SCHEMA`` rows,
-    each with its own ``received_day``, not compacted."""
+def lake_rows_from_duckdb(
+    con: duckdb.DuckDBPyConnection,
+    where: str = "true",
+    *,
+    table: str = "signals",
+    order: str | None = None,
+) -> pa.Table:
+    """Every row of ``table`` (default ``signals``; matching ``where``; ``order``: trusted SQL)
+    as ``LAKE_SCHEMA`` rows, each with its own ``received_day``, not compacted."""
     cols = ", ".join(_select(f.name, f.type) for f in LAKE_SCHEMA)
-    table = con.sql(f"SELECT {cols} FROM signals WHERE {where}").to_arrow_table()
-    return table.cast(LAKE_SCHEMA)
+    ordered = "" if order is None else f" ORDER BY {order}"
+    rows = con.sql(f"SELECT {cols} FROM {table} WHERE {where}{ordered}").to_arrow_table()
+    return rows.cast(LAKE_SCHEMA)

@@ -40,15 +40,12 @@ from collector.lake.store import (
     shaped_columns,
     signal_columns,
 )
+from collector.mode import MirrorError
 
 __all__ = ["MirrorError", "MirrorSync", "open_mirrored", "sync"]
 
 #: Bumped when the mirror's own tables change shape (a stale mirror is rebuilt, not migrated).
 MIRROR_FORMAT = 1
-
-
-class MirrorError(Exception):
-    """The mirror file cannot be used (not a mirror, another lake's, or in use)."""
 
 
 @dataclass(frozen=True, slots=True)

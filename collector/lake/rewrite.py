@@ -20,7 +20,7 @@ import datetime as dt
 import json
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -29,9 +29,9 @@ from deltalake import CommitProperties, DeltaTable
 from deltalake.exceptions import CommitFailedError
 from deltalake.transaction import AddAction, RemoveAction
 
-from collector.lake.files import PARTITION, LakeReader, lake_files
+from collector.lake.files import PARTITION, LakeFile, LakeReader, lake_files
 
-__all__ = ["replace_day"]
+__all__ = ["fold_into_day", "replace_day"]
 
 
 def _file_schema(table: DeltaTable) -> pa.Schema:
@@ -141,5 +141,46 @@ def replace_day(
         schema=table.schema(),
         partition_by=[PARTITION],
         partition_filters=[(PARTITION, "=", day.isoformat())],
+        commit_properties=commit_properties,
+    )
+
+
+def fold_into_day(
+    table: DeltaTable,
+    reader: LakeReader,
+    day: dt.date,
+    batches: Iterable[pa.RecordBatch],
+    folded: Sequence[LakeFile],
+    *,
+    target_bytes: int,
+    commit_properties: CommitProperties,
+) -> None:
+    """Add ``batches`` (compacted rows of ``day``, in order) as new files and remove the
+    files ``folded`` they were made from, in ONE commit against ``table``'s version. Files
+    appended to the day meanwhile are neither read nor removed, so the commit does not
+    conflict with the collectors' appends; a concurrent remove of a folded file (another
+    job) makes delta-rs refuse it (``CommitFailedError``) and nothing changes."""
+    files = _DayFiles(reader, day, _file_schema(table), target_bytes)
+    try:
+        for batch in batches:
+            files.write(batch)
+    finally:
+        files.close()
+    now = int(time.time() * 1000)
+    removes = [
+        RemoveAction(
+            path=f.path,
+            data_change=True,
+            deletion_timestamp=now,
+            size=f.size,
+            partition_values={PARTITION: day.isoformat()},
+        )
+        for f in folded
+    ]
+    table.create_write_transaction(
+        [*files.actions, *removes],
+        mode="append",
+        schema=table.schema(),
+        partition_by=[PARTITION],
         commit_properties=commit_properties,
     )

@@ -18,8 +18,8 @@ from typing import TypeVar
 import duckdb
 
 from collector.db import MIGRATIONS_DIR
+from collector.lake.config import lake_from_settings
 from collector.lake.releases import LakeReleases, load_releases
-from collector.lake.sink import lake_from_settings
 from collector.settings import CollectorSettings
 from service.db import Database
 

@@ -34,14 +34,14 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
-from deltalake import CommitProperties, write_deltalake
+from deltalake import CommitProperties, PostCommitHookProperties, write_deltalake
 
 from collector.backup import BackupError, path_literal
 from collector.db import migrate
+from collector.lake.config import lake_from_settings
 from collector.lake.files import LakeFile, lake_files
 from collector.lake.releases import LakeReleases, load_releases
 from collector.lake.side import SideTable
-from collector.lake.sink import lake_from_settings
 from collector.lake.store import MAX_COMMIT_RETRIES, LakeStore
 from collector.read_routes import EXPORT_BATCH_ROWS, BatchStream, next_batch
 from collector.roles import AuditRow, AuditTrail
@@ -69,6 +69,9 @@ AUDIT_SCHEMA = pa.schema(
 )
 
 
+_AUDIT_HOOKS = PostCommitHookProperties(create_checkpoint=True, cleanup_expired_logs=False)
+
+
 class LakeAudit(SideTable):
     """The steward audit table of the lake at ``store.uri``, partitioned by ``read_day``."""
 
@@ -94,6 +97,9 @@ class LakeAudit(SideTable):
             partition_by=[_DAY],
             storage_options=self.storage_options,
             commit_properties=CommitProperties(max_commit_retries=MAX_COMMIT_RETRIES),
+            # Checkpoints (a PUT), never the log's clean-up (DELETEs): a collector's
+            # credential needs no delete right; the hourly job cleans the logs.
+            post_commithook_properties=_AUDIT_HOOKS,
         )
 
     async def record(self, row: AuditRow) -> None:

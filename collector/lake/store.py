@@ -21,7 +21,13 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
-from deltalake import CommitProperties, DeltaTable, write_deltalake
+from deltalake import (
+    CommitProperties,
+    DeltaTable,
+    PostCommitHookProperties,
+    Transaction,
+    write_deltalake,
+)
 from deltalake.exceptions import CommitFailedError, TableNotFoundError
 
 from collector.lake.files import PARTITION, LakeReader, lake_files
@@ -48,12 +54,24 @@ LAKE_SCHEMA = pa.schema(
 #: millisecond, for as long as the log is kept, also after compaction and VACUUM deleted the
 #: files: a one-signal flush's min/max would be that signal's values at its arrival time.
 #: Statistics are kept for ``compacted`` only (``lake_files`` reads it).
-TABLE_CONFIGURATION = {"delta.dataSkippingStatsColumns": "compacted"}
+#: The log stays small: a checkpoint every ``delta.checkpointInterval`` versions (written by
+#: ``LakeStore.maintain``, off the request path), and log entries older than the retention
+#: and before the newest checkpoint deleted then. Two days: no reader needs an older
+#: version (every job reads the newest), and the log's commit times age out with it.
+TABLE_CONFIGURATION = {
+    "delta.dataSkippingStatsColumns": "compacted",
+    "delta.checkpointInterval": "100",
+    "delta.logRetentionDuration": "interval 2 days",
+    "delta.enableExpiredLogCleanup": "true",
+}
 #: Commits a writer may retry after losing the race for a version (3 busy collectors lose
 #: several in a row; each retry re-reads only the new log entries).
 MAX_COMMIT_RETRIES = 200
 #: Appends tried again after a refusal for a stale read version (a job committed meanwhile).
 STALE_RETRIES = 3
+#: A commit writes no checkpoint and deletes no log entry itself: ``maintain`` does both,
+#: timed, from the shipper or a job, never on a request's path.
+NO_HOOKS = PostCommitHookProperties(create_checkpoint=False, cleanup_expired_logs=False)
 
 
 def lake_rows(rows: pa.Table, received_day: dt.date, *, compacted: bool = False) -> pa.Table:
@@ -136,16 +154,19 @@ class LakeStore:
         #: The table as this process last committed it: appending through it reads only the
         #: log entries added since (a fresh load re-reads the checkpoint and the log tail).
         self._live: DeltaTable | None = None
+        self._loaded = 0
+        self._interval = 100
 
     @property
     def is_local(self) -> bool:
         return "://" not in self.uri or self.uri.startswith("file://")
 
-    def create(self) -> None:
+    def create(self, *, recheck: bool = False) -> None:
         """Create the table if it does not exist. Safe when several collectors start at once:
-        creating version 0 is a conditional write too, and the losers find the table."""
+        creating version 0 is a conditional write too, and the losers find the table.
+        ``recheck``: ask the store even if this process created or found it before."""
         with self._lock:
-            if self._created:
+            if self._created and not recheck:
                 return
             try:
                 DeltaTable.create(
@@ -166,20 +187,37 @@ class LakeStore:
         """The table at its newest version."""
         return DeltaTable(self.uri, storage_options=self.storage_options)
 
-    def append(self, table: pa.Table, *, metadata: Mapping[str, str] | None = None) -> None:
-        """Append ``LAKE_SCHEMA`` rows in one commit; return once it is committed.
+    def append(
+        self,
+        table: pa.Table,
+        *,
+        metadata: Mapping[str, str] | None = None,
+        txn: tuple[str, int] | None = None,
+        check_txn: bool = True,
+    ) -> int | None:
+        """Append ``LAKE_SCHEMA`` rows in one commit; return its version once committed.
 
-        One caller at a time (the writer thread): the live table is not shared."""
+        ``txn`` (app_id, version): the commit also records that transaction (Delta's
+        ``txn`` action); with ``check_txn``, an append whose transaction the table already
+        holds at that version or later is not made again (None is returned): the check reads
+        the log since the last checkpoint, so a caller that knows its previous append landed
+        skips it (delta-rs still refuses a commit racing one of the same app id). No
+        checkpoint is written here
+        (``maintain`` does). One caller at a time (the shipper): the live table is not
+        shared."""
         if table.num_rows == 0:
-            return
-        self.create()
-        if self._live is None:
-            self._live = self.table()
+            return None
+        live = self.live()
         rows = table.select(LAKE_SCHEMA.names).cast(LAKE_SCHEMA)
+        apps = [] if txn is None else [Transaction(txn[0], txn[1])]
         for attempt in range(STALE_RETRIES + 1):
+            if txn is not None and (check_txn or attempt):
+                done = live.transaction_version(txn[0])
+                if done is not None and done >= txn[1]:
+                    return None
             try:
                 write_deltalake(
-                    self._live,
+                    live,
                     rows,
                     mode="append",
                     partition_by=[PARTITION],
@@ -187,16 +225,64 @@ class LakeStore:
                     commit_properties=CommitProperties(
                         custom_metadata=dict(metadata or {}),
                         max_commit_retries=MAX_COMMIT_RETRIES,
+                        app_transactions=apps,
                     ),
+                    post_commithook_properties=NO_HOOKS,
                 )
-                return
+                return int(live.version())
             except CommitFailedError:
                 # delta-rs refuses an append whose read version predates a commit that removed
                 # files (compaction, retention), although an append reads nothing: read the
                 # log up to now and append again (the refused attempt committed nothing).
                 if attempt == STALE_RETRIES:
                     raise
-                self._live.update_incremental()
+                live.update_incremental()
+            except Exception:
+                # The store went away mid-commit: the commit may have landed. The next append
+                # reloads the table, so its transaction check sees it (or creates it anew).
+                self._live = None
+                self._created = False
+                raise
+        raise AssertionError("unreachable")  # the last attempt returned or raised
+
+    def checkpoint_interval(self, table: DeltaTable) -> int:
+        """The table's ``delta.checkpointInterval`` (Delta's default: 100)."""
+        return int(table.metadata().configuration.get("delta.checkpointInterval", "100"))
+
+    def maintain(self, table: DeltaTable, version: int) -> bool:
+        """After a commit at ``version``: on every ``checkpointInterval``-th version write a
+        checkpoint (each version is committed by one writer, so one writer does it). Returns
+        whether it did. The log's clean-up (``clean_log``) lists the whole log: the hourly
+        job does it, not the shipper."""
+        if version <= 0 or version % self.checkpoint_interval(table):
+            return False
+        if table.version() != version:
+            table = DeltaTable(self.uri, version=version, storage_options=self.storage_options)
+        table.create_checkpoint()
+        self._live = None  # the next append lists from this checkpoint on
+        return True
+
+    def clean_log(self) -> None:
+        """Delete the log entries older than the log's retention and before the newest
+        checkpoint (``delta.logRetentionDuration``); one full listing of the log."""
+        self.table().cleanup_metadata()
+
+    def live(self) -> DeltaTable:
+        """The table the appends go through (at the version last committed by this process).
+
+        delta-rs lists the log from the checkpoint a table object was loaded at, before and
+        after each commit: a table object kept for long lists ever more. So it is loaded
+        afresh (from the newest checkpoint: one LIST page, no replay) once it is two
+        checkpoint intervals past the version it was loaded at, and after ``maintain``."""
+        self.create()
+        live = self._live
+        if live is not None and live.version() - self._loaded >= 2 * self._interval:
+            live = None
+        if live is None:
+            live = self._live = self.table()
+            self._loaded = int(live.version())
+            self._interval = self.checkpoint_interval(live)
+        return live
 
     def exists(self) -> bool:
         return DeltaTable.is_deltatable(self.uri, self.storage_options)

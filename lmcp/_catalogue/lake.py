@@ -40,6 +40,8 @@ RETENTION_DAYS = 90
 #: The tables ``collector/lake/mirror.py`` creates in the mirror file, beside the collector's.
 MIRROR_TABLES = ("lmcp_mirror", "mirror_days", "mirror_open", "mirror_signals")
 _OPEN_ID = uuid.UUID("7c4e9a20-5d1b-4f3e-8a62-9b0c1d2e3f40")
+#: A collector spool's identity in the log (``collector/lake/spool.py``: made once per file).
+_SPOOL_APP_ID = "lmcp-spool-2b7d4f90-6c1e-4a8b-9d3f-5e0a7c1b2d4e"
 _AUDIT = ("alice-steward", "/v1/signals/export", "format=parquet&since=2026-11-01")
 
 _SUMMARIES = {
@@ -101,7 +103,8 @@ def example_lake(root: Path) -> tuple[Any, Any]:
     release(store, OPEN_DAY, PrivacyParams(), retention_days=RETENTION_DAYS)
     LakeAudit(store).append(AuditRow(OPEN_DAY, *_AUDIT))
     later = example_signal().model_copy(update={"signal_id": _OPEN_ID})
-    store.append(lake_rows(rows_from_models([later]), OPEN_DAY))
+    # As a collector's shipper appends: with the spool's transaction (app id, batch number).
+    store.append(lake_rows(rows_from_models([later]), OPEN_DAY), txn=(_SPOOL_APP_ID, 1))
     con, _ = open_mirrored(store, root / "mirror.duckdb")
     return store, con
 

@@ -27,9 +27,11 @@ __all__ = ["LOG_KEY", "log_fields", "log_format", "stats_columns"]
 
 LOG_KEY = "lake.delta_log"
 #: The actions in the order the protocol lists them (fields are sorted by action, then name).
-_ACTIONS = ("commitInfo", "protocol", "metaData", "add", "remove")
+_ACTIONS = ("commitInfo", "protocol", "metaData", "add", "remove", "txn")
 #: Leaves that are a time in milliseconds since 1970 (UTC).
-_MILLIS = frozenset({"timestamp", "modificationTime", "deletionTimestamp", "createdTime"})
+_MILLIS = frozenset(
+    {"timestamp", "modificationTime", "deletionTimestamp", "createdTime", "lastUpdated"}
+)
 #: 2026-11-30 00:00:12.345 UTC: every time shown, as a real one would differ at each run.
 FIXED_MILLIS = 1795996812345
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -40,7 +42,7 @@ _STATS = ("minValues", "maxValues", "nullCount")
 _VALUES = {
     "commitInfo.operation": "CREATE TABLE, WRITE, DELETE, VACUUM START, VACUUM END (and "
     "OPTIMIZE, CHECKPOINT, ... if someone runs them)",
-    "commitInfo.lmcp.job": "compact, release, retain (a flush's append has none)",
+    "commitInfo.lmcp.job": "compact, fold, release, retain (a shipped batch has none)",
     "commitInfo.lmcp.day": "YYYY-MM-DD: the day a compaction or a release rewrote",
     "commitInfo.operationParameters.predicate": "the job's condition on the partition day "
     "(dates only)",
@@ -56,12 +58,17 @@ _VALUES = {
     "add.size": "the file's size in bytes",
     "remove.size": "the file's size in bytes",
     "add.stats.numRecords": "the file's number of rows",
+    "txn.appId": "lmcp-spool-<random UUID4>: one collector file's identity, made once",
+    "txn.version": "the number of the spool's batch this commit shipped (1, 2, ...)",
 }
 _NOTES = {
-    "commitInfo.timestamp": "the commit's time to the millisecond: for a flush, the time its "
-    "signals arrived; kept as long as the log (delta.logRetentionDuration, 30 days by default)",
-    "commitInfo.operationMetrics.num_added_rows": "a flush's number of signals, beside its "
-    "commit's millisecond",
+    "commitInfo.timestamp": "the commit's time to the millisecond: for a shipped batch, the "
+    "shipper's (once a minute per collector), not a request's; kept as long as the log "
+    "(delta.logRetentionDuration: 2 days)",
+    "commitInfo.operationMetrics.num_added_rows": "a shipped batch's number of signals (a "
+    "minute of one collector's traffic), beside its commit's millisecond",
+    "txn.appId": "tells which collector file shipped a batch (not who sent it); kept in every "
+    "checkpoint, one per spool",
     "add.modificationTime": "the file's write time to the millisecond",
     "remove.deletionTimestamp": "when a job removed the file, to the millisecond",
     "metaData.createdTime": "the table's creation time to the millisecond",

@@ -17,7 +17,10 @@ import pytest
 from collector.db import migrate
 from collector.store import flush_rows
 from contract.schema import FrictionSignal, attempts_bucket
+from tests._synth import SYNTH_END, TEST_EPSILON, TEST_SPLIT
 from tests.factories import make_signal
+
+__all__ = ["SYNTH_END", "TEST_EPSILON", "TEST_SPLIT"]
 
 D0 = dt.date(2026, 3, 1)
 
@@ -87,40 +90,6 @@ def make_db(
     yield make
     for con in opened:
         con.close()
-
-
-SYNTH_END = dt.date(2026, 6, 30)
-SYNTH_SIGNALS = 200_000
-#: A large epsilon so a small synthetic file releases something in every view (the tests of
-#: the plumbing); the privacy tests use the defaults.
-TEST_EPSILON = 20.0
-#: ... spent mostly where a small file has least (argument shapes).
-TEST_SPLIT = {"friction": 0.2, "platforms": 0.1, "daily": 0.1, "versions": 0.1, "context": 0.1,
-              "shapes": 0.3, "ring": 0.1}  # fmt: skip
-
-
-@pytest.fixture(scope="session")
-def synth_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A synthetic DuckDB file (200,000 signals over the 90 days up to ``SYNTH_END``) whose
-    closed days are released (at ``TEST_EPSILON``, ``TEST_SPLIT``), as a collector would have
-    stored them."""
-    from analysis import synthesize
-    from collector.releases.store import PrivacyParams, release_closed_days
-
-    path = tmp_path_factory.mktemp("synth") / "synth.duckdb"
-    assert synthesize(path, SYNTH_SIGNALS, end_day=SYNTH_END) == SYNTH_SIGNALS
-    with duckdb.connect(str(path)) as con:
-        today = SYNTH_END + dt.timedelta(days=2)
-        params = PrivacyParams(epsilon_per_day=TEST_EPSILON, split=TEST_SPLIT)
-        release_closed_days(con, today, params)
-    return path
-
-
-@pytest.fixture
-def synth_con(synth_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
-    con = duckdb.connect(str(synth_path), read_only=True)
-    yield con
-    con.close()
 
 
 TEAM_TOKEN = "test-team-token-not-a-real-secret"

@@ -13,6 +13,7 @@ import analysis
 from analysis import Filters, Question
 from analysis._released import RELEASED_QUESTIONS, ask_released
 from analysis.cli import app
+from tests._servers import HANG_S
 from tests.analysis.conftest import STEWARD_TOKEN, SYNTH_END, TEAM_TOKEN
 
 pytestmark = pytest.mark.slow  # every test here starts a process
@@ -144,7 +145,7 @@ def test_a_steward_parquet_export_answers_the_same_exact_figures(
         f"{collector_url}/v1/signals/export",
         params={"format": "parquet"},
         headers={"Authorization": f"Bearer {STEWARD_TOKEN}"},
-        timeout=60,
+        timeout=HANG_S,
     )
     assert response.status_code == 200
     export = tmp_path / "signals.parquet"

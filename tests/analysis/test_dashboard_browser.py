@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests._servers import HANG_S
 from tests.analysis.conftest import TEAM_TOKEN
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -42,7 +43,7 @@ def browser_page() -> Iterator[Page]:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
         context = browser.new_context(viewport={"width": 1400, "height": 1000})
         page = context.new_page()
-        page.set_default_timeout(20_000)
+        page.set_default_timeout(HANG_S * 1000)  # only a hang: a busy machine renders slowly
         yield page
         context.close()
         browser.close()

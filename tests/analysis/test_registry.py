@@ -23,6 +23,7 @@ from analysis.cli import app as cli_app
 from analysis.report import answer_all, build_report
 from collector.releases.cubes import CUBES
 from contract.schema import FrictionSignal
+from tests._servers import HANG_S
 from tests.analysis.conftest import TEAM_TOKEN
 
 QUERIES = Path(__file__).resolve().parents[2] / "analysis" / "queries"
@@ -110,7 +111,7 @@ def test_the_report_has_one_section_per_registry_question(make_db: MakeDb) -> No
 @pytest.mark.slow
 def test_the_api_lists_exactly_the_released_registry_questions(collector_url: str) -> None:
     auth = {"Authorization": f"Bearer {TEAM_TOKEN}"}
-    with httpx.Client(base_url=collector_url, trust_env=False, timeout=30) as http:
+    with httpx.Client(base_url=collector_url, trust_env=False, timeout=HANG_S) as http:
         body = http.get("/v1/triage", headers=auth).json()
         names = [q["name"] for q in body["questions"]]
         assert names == [q.value for q in RELEASED_QUESTIONS]
@@ -202,7 +203,7 @@ def test_a_new_question_is_one_sql_file_and_one_registry_entry(tmp_path: Path) -
     env = {**os.environ, "PYTHONPATH": str(root)}
     done = subprocess.run(
         [sys.executable, "-c", _ASK_THE_NEW_QUESTION],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False,
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=HANG_S, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     out = json.loads(done.stdout.splitlines()[-1])

@@ -13,6 +13,7 @@ import analysis
 from analysis import Filters, Question
 from analysis._released import CUBE_OF, RELEASED_QUESTIONS, ask_released
 from analysis._session import COOKIE_NAME, make_session, session_valid
+from tests._servers import HANG_S
 from tests.analysis.conftest import TEAM_TOKEN
 
 AUTH = {"Authorization": f"Bearer {TEAM_TOKEN}"}
@@ -21,7 +22,7 @@ PROBLEM = "application/problem+json"
 
 @pytest.fixture(scope="module")
 def http(collector_url: str) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=collector_url, trust_env=False, timeout=30) as client:
+    with httpx.Client(base_url=collector_url, trust_env=False, timeout=HANG_S) as client:
         yield client
 
 
@@ -113,7 +114,7 @@ def test_dashboard_login_sets_a_strict_http_only_cookie(http: httpx.Client) -> N
 
 
 def _signed_in(collector_url: str) -> httpx.Client:
-    client = httpx.Client(base_url=collector_url, trust_env=False, timeout=30)
+    client = httpx.Client(base_url=collector_url, trust_env=False, timeout=HANG_S)
     client.cookies.set(COOKIE_NAME, make_session(TEAM_TOKEN), path="/dashboard")
     return client
 
@@ -152,7 +153,7 @@ def test_a_forged_or_expired_session_is_refused(collector_url: str) -> None:
 
 
 def test_logout_clears_the_cookie(collector_url: str) -> None:
-    with httpx.Client(base_url=collector_url, trust_env=False, timeout=30) as client:
+    with httpx.Client(base_url=collector_url, trust_env=False, timeout=HANG_S) as client:
         client.post("/dashboard/login", data={"token": TEAM_TOKEN}, follow_redirects=False)
         assert client.get("/dashboard", follow_redirects=False).status_code == 200
         out = client.post("/dashboard/logout", follow_redirects=False)

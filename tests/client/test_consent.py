@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 
 import httpx
 import pytest
 
+import client.consent as consent_module
 from client.consent import ConsentGate, ConsentSource
 from client.paths import LmcpHome
 from client.runtime import Runtime
@@ -169,12 +170,19 @@ def test_off_from_another_process_takes_effect_at_once(home: LmcpHome) -> None:
     assert not gate.enabled()
 
 
-def test_only_off_is_cached_and_only_for_the_ttl(home: LmcpHome) -> None:
+def test_only_off_is_cached_and_only_for_the_ttl(
+    home: LmcpHome, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The gate's clock, moved by the test: the TTL is a count of seconds, not a race with
+    # how fast this machine runs the next line.
+    now = [1000.0]
+    monkeypatch.setattr(consent_module, "time", SimpleNamespace(monotonic=lambda: now[0]))
     gate = ConsentGate(home, {}, off_ttl_s=0.2)
     assert not gate.enabled()
     ConsentGate(home, {}).set_enabled(True)  # another process turns it on
+    now[0] += 0.19
     assert not gate.enabled()  # a stale OFF: safe, it can only delay a send
-    time.sleep(0.25)
+    now[0] += 0.02
     assert gate.enabled()
     home.settings.write_text('{"anonymous_signals": false, "padding": "xxxxxxxx"}')
     os.utime(home.settings, ns=(1, 1))

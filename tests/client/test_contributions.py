@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Callable
-from pathlib import Path
+from contextlib import ExitStack
 
 import pytest
 from hypothesis import given
@@ -19,13 +18,13 @@ from client.contributions import ContributionBudget, Refusal
 from client.paths import LmcpHome
 from client.runtime import Runtime
 from contract.limits import DAILY_SIGNAL_LIMIT
+from tests._servers import child_process
 
 from .conftest import Recorder
 
 MakeRuntime = Callable[..., tuple[Runtime, Recorder]]
 
 DAY = dt.date(2026, 11, 30)
-REPO = Path(__file__).resolve().parents[2]
 
 
 @given(
@@ -93,17 +92,18 @@ print(won)
 @pytest.mark.slow
 def test_processes_sharing_a_home_share_one_budget(home: LmcpHome) -> None:
     """The MCP server and the CLI are separate processes: the bound holds across them."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", _CLAIMER, str(home.root), str(n)],
-            stdout=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
-        for n in range(4)
-    ]
-    won = [int(p.communicate(timeout=60)[0]) for p in procs]
+    with ExitStack() as stack:
+        claimers = [
+            stack.enter_context(
+                child_process(
+                    [sys.executable, "-c", _CLAIMER, str(home.root), str(n)],
+                    stdout=subprocess.PIPE,
+                    text=True,
+                )
+            )
+            for n in range(4)
+        ]
+        won = [int(c.popen.communicate()[0]) for c in claimers]
     assert sum(won) == DAILY_SIGNAL_LIMIT
     assert len(json.loads(home.contributions.read_text())["keys"]) == DAILY_SIGNAL_LIMIT
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import signal as os_signal
 import subprocess
 import sys
 import time
@@ -12,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from client.outbox import Outbox
+from client.outbox import MAX_SIGNALS, Outbox
 from client.paths import LmcpHome
+from tests._servers import child_process
 from tests.factories import make_signal
 
 
@@ -80,16 +79,12 @@ while True:
 @pytest.mark.slow
 def test_survives_a_process_killed_mid_write(home: LmcpHome, tmp_path: Path) -> None:
     for round_ in range(3):
-        with subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(home.root)],
-            stdout=subprocess.PIPE,
-            env={**os.environ, "PYTHONPATH": os.getcwd()},
-        ) as proc:
-            assert proc.stdout is not None
-            proc.stdout.readline()  # at least one write happened
-            time.sleep(0.05 * (round_ + 1))
-            proc.send_signal(os_signal.SIGKILL)
-            proc.wait()
+        cmd = [sys.executable, "-c", WRITER, str(home.root)]
+        with child_process(cmd, stdout=subprocess.PIPE) as writer:
+            assert writer.popen.stdout is not None
+            writer.popen.stdout.readline()  # at least one write happened
+            time.sleep(0.05 * (round_ + 1))  # somewhere in a later write
+            writer.kill()
         pending = Outbox(home).pending()  # parses: the file is the old one or the new one
-        assert 50 <= len(pending) <= 1000
+        assert 50 <= len(pending) <= MAX_SIGNALS
         assert not (home.root / "outbox.corrupt.json").exists()

@@ -16,7 +16,7 @@ from pydantic import SecretStr
 
 from collector.settings import CollectorSettings, StewardToken
 from contract.schema import FrictionSignal
-from tests._servers import running_collector
+from tests._servers import HANG_S, running_collector
 
 # The signal factory lives in tests/factories.py; the collector tests import it from here too.
 from tests.factories import TODAY as TODAY
@@ -48,7 +48,7 @@ def collector_url(settings: CollectorSettings) -> Iterator[str]:
 
 @pytest.fixture
 def http(collector_url: str) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=collector_url, trust_env=False, timeout=10) as client:
+    with httpx.Client(base_url=collector_url, trust_env=False, timeout=HANG_S) as client:
         yield client
 
 
@@ -65,7 +65,7 @@ def refusing_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Cl
     )
     with (
         running_collector(settings) as url,
-        httpx.Client(base_url=url, trust_env=False, timeout=10) as client,
+        httpx.Client(base_url=url, trust_env=False, timeout=HANG_S) as client,
     ):
         yield client
 

@@ -16,7 +16,7 @@ import pytest
 from client.sender import Delivery, Sender
 from collector.settings import CollectorSettings
 from contract.schema import FrictionSignal
-from tests._servers import collector_process, free_port
+from tests._servers import HANG_S, collector_process, free_port, wait_until
 from tests.collector.conftest import make_signal
 
 THREADS = 20
@@ -25,7 +25,6 @@ BATCH = 5
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(60)
 def test_sigkill_loses_no_acknowledged_signal_and_retries_deliver_the_rest(
     settings: CollectorSettings,
 ) -> None:
@@ -37,10 +36,11 @@ def test_sigkill_loses_no_acknowledged_signal_and_retries_deliver_the_rest(
     acked: list[FrictionSignal] = []
     failed: list[int] = []
     lock = threading.Lock()
-    started = time.monotonic()
 
     def client(batches: list[list[FrictionSignal]]) -> None:
-        sender = Sender(f"http://127.0.0.1:{port}", max_attempts=200, budget_s=30.0, timeout_s=3.0)
+        # Retries for as long as a restart can take on a busy machine (only a hang is longer).
+        url = f"http://127.0.0.1:{port}"
+        sender = Sender(url, max_attempts=100_000, budget_s=HANG_S, timeout_s=3.0)
         try:
             for batch in batches:
                 report = sender.send(batch)
@@ -57,12 +57,13 @@ def test_sigkill_loses_no_acknowledged_signal_and_retries_deliver_the_rest(
     with collector_process(settings, port=port) as first:
         for t in threads:
             t.start()
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
+
+        def some_acknowledged() -> bool:
             with lock:
-                if len(acked) >= THREADS * BATCH * 2:
-                    break
-            time.sleep(0.01)
+                return len(acked) >= THREADS * BATCH * 2
+
+        # Polled often: the kill must come while most batches are still to send.
+        wait_until(some_acknowledged, what="the first deliveries", max_interval=0.01)
         first.kill()
     with lock:
         acknowledged_before_kill = {s.signal_id for s in acked}
@@ -80,7 +81,7 @@ def test_sigkill_loses_no_acknowledged_signal_and_retries_deliver_the_rest(
 
     with collector_process(settings, port=port):
         for t in threads:
-            t.join(timeout=max(1.0, 50 - (time.monotonic() - started)))
+            t.join(timeout=HANG_S)
         assert not any(t.is_alive() for t in threads)
     assert failed == []
 

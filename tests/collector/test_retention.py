@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import time
 
 import duckdb
 import httpx
@@ -17,7 +16,7 @@ from collector.retention import first_kept_day, purge_expired
 from collector.settings import CollectorSettings
 from collector.store import flush_rows
 from contract.schema import FrictionSignal
-from tests._servers import running_collector
+from tests._servers import HANG_S, running_collector, wait_until
 from tests.collector.conftest import auth, make_signal, read_rows
 
 TODAY = dt.date(2026, 11, 30)
@@ -80,14 +79,13 @@ def test_the_running_collector_purges_on_its_schedule(settings: CollectorSetting
     con.close()
     with (
         running_collector(scheduled, today=lambda: day["today"]) as url,
-        httpx.Client(base_url=url, headers=auth()) as http,
+        httpx.Client(base_url=url, headers=auth(), timeout=HANG_S) as http,
     ):
-        deadline = time.monotonic() + 10
-        while http.get("/v1/signals/count").json()["count"] != 1 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert http.get("/v1/signals/count").json() == {"count": 1}
+
+        def count() -> int:
+            return int(http.get("/v1/signals/count").json()["count"])
+
+        wait_until(lambda: count() == 1, what="the purge at start")
         day["today"] = TODAY + dt.timedelta(days=15)  # the second row is now 35 days old
-        while http.get("/v1/signals/count").json()["count"] != 0 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert http.get("/v1/signals/count").json() == {"count": 0}
+        wait_until(lambda: count() == 0, what="the scheduled purge")
     assert read_rows(settings.db_path) == []

@@ -25,7 +25,7 @@ from contract.schema import (
     upgrade,
 )
 from service.db import apply_migrations, discover_migrations
-from tests._servers import running_collector
+from tests._servers import HANG_S, running_collector
 from tests.collector.conftest import read_rows, signals
 from tests.hypothesis_profiles import at_most
 
@@ -60,7 +60,9 @@ def v2_signal(attempts: str | None) -> dict[str, Any]:
 
 def _post(url: str, signals: list[dict[str, Any]]) -> httpx.Response:
     body = json.dumps({"signals": signals}).encode()
-    return httpx.post(url + "/v1/signals", content=body, headers=JSON, trust_env=False, timeout=30)
+    return httpx.post(
+        url + "/v1/signals", content=body, headers=JSON, trust_env=False, timeout=HANG_S
+    )
 
 
 def _stored(settings: CollectorSettings) -> dict[str, tuple[int, str | None]]:

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import gzip
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import ClassVar
 
 import httpx
@@ -14,7 +13,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from collector.settings import CollectorSettings
 from collector.telemetry import SERVICE_NAME, Telemetry, build_resource
-from tests._servers import running_collector
+from tests._servers import HANG_S, running_collector, serving_stub
 from tests.collector.conftest import batch_body, make_signal
 
 JSON = {"content-type": "application/json"}
@@ -117,23 +116,15 @@ def test_otlp_export_carries_only_the_minimal_resource(
     """A real OTLP/HTTP exchange with a loopback sink: what leaves names no host or process."""
     monkeypatch.setenv("OTEL_RESOURCE_ATTRIBUTES", "host.name=leaky-host-canary")
     _OtlpSink.received = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _OtlpSink)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        configured = settings.model_copy(
-            update={
-                "otel_exporter": "otlp",
-                "otel_endpoint": f"http://127.0.0.1:{server.server_address[1]}",
-            }
-        )
-        with running_collector(configured) as url, httpx.Client(base_url=url) as http:
+    with serving_stub(_OtlpSink) as sink:
+        configured = settings.model_copy(update={"otel_exporter": "otlp", "otel_endpoint": sink})
+        with (
+            running_collector(configured) as url,
+            httpx.Client(base_url=url, timeout=HANG_S) as http,
+        ):
             http.post("/v1/signals", content=batch_body([make_signal()]), headers=JSON)
             http.get("/healthz")  # ingestion has no span; this route has one
         # Shutdown flushed spans and metrics to the sink.
-    finally:
-        server.shutdown()
-        server.server_close()
     paths = {p for p, _ in _OtlpSink.received}
     assert paths == {"/v1/traces", "/v1/metrics"}
     for _, body in _OtlpSink.received:

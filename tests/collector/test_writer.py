@@ -33,6 +33,7 @@ from collector.telemetry import Telemetry
 from collector.writer import FOLLOW_S, KEPT_MODELS_MAX, GroupCommitWriter
 from contract.schema import FrictionSignal
 from service.db import Database
+from tests._servers import HANG_S
 from tests.collector.conftest import (
     TODAY,
     batch_body,
@@ -140,7 +141,7 @@ class HeldWriter(FailingOnceWriter):
         self.go = threading.Event()
 
     def _gather(self) -> None:
-        self.go.wait(10)  # a regression must fail, not hang
+        self.go.wait(HANG_S)  # a regression must fail, not hang
         super()._gather()
 
 
@@ -232,7 +233,7 @@ def test_a_cancelled_waiter_leaves_its_flush_whole(db: Database) -> None:
         await asyncio.sleep(0.05)  # both queued; the flush is held
         doomed.cancel()
         writer.go.set()
-        result = await asyncio.wait_for(kept, 10)  # a regression must fail, not hang
+        result = await asyncio.wait_for(kept, HANG_S)  # a regression must fail, not hang
         with pytest.raises(asyncio.CancelledError):
             await doomed
         await writer.close()
@@ -254,14 +255,14 @@ def test_a_small_flush_goes_as_soon_as_everybody_in_flight_has_joined(db: Databa
         first = [asyncio.create_task(writer.submit([make_signal()])) for _ in range(3)]
         await asyncio.sleep(0.05)
         writer.go.set()
-        results = list(await asyncio.wait_for(asyncio.gather(*first), 10))
+        results = list(await asyncio.wait_for(asyncio.gather(*first), HANG_S))
         # They send again. The first to come back waits for the other two...
         alone = asyncio.create_task(writer.submit([make_signal()]))
         await asyncio.sleep(0.2)
         waited = not alone.done()
         # ...whose arrival starts the flush.
         rest = [writer.submit([make_signal()]) for _ in range(2)]
-        results += await asyncio.wait_for(asyncio.gather(alone, *rest), 10)
+        results += await asyncio.wait_for(asyncio.gather(alone, *rest), HANG_S)
         await writer.close()
         return results, waited
 
@@ -282,7 +283,7 @@ def test_a_lone_sender_is_not_kept_waiting_for_quiet(db: Database) -> None:
             # At once: the INSERT started after the last flush takes it. After a pause: that
             # INSERT ended empty, and the writer waits for a request again.
             await asyncio.sleep(pause)
-            results.append(await asyncio.wait_for(writer.submit([make_signal()]), 10))
+            results.append(await asyncio.wait_for(writer.submit([make_signal()]), HANG_S))
         await writer.close()
         return results
 
@@ -310,9 +311,9 @@ def test_under_load_the_next_insert_is_planned_before_its_requests_arrive(db: Da
 
     async def scenario() -> list[WriteResult]:
         writer.start()
-        results = [await asyncio.wait_for(writer.submit([make_signal()]), 10)]
+        results = [await asyncio.wait_for(writer.submit([make_signal()]), HANG_S)]
         await asyncio.sleep(0.5)  # the next INSERT is planned by now, waiting for a request
-        results.append(await asyncio.wait_for(writer.submit([make_signal()]), 10))
+        results.append(await asyncio.wait_for(writer.submit([make_signal()]), HANG_S))
         await writer.close()
         return results
 
@@ -341,7 +342,7 @@ def test_a_small_flush_stops_at_a_large_request_and_all_are_stored(db: Database)
         ]
         await asyncio.sleep(0.05)  # all three queued; the flush is held
         writer.go.set()
-        results = list(await asyncio.wait_for(asyncio.gather(*tasks), 10))
+        results = list(await asyncio.wait_for(asyncio.gather(*tasks), HANG_S))
         await writer.close()
         return results
 
@@ -479,7 +480,7 @@ def test_concurrent_mixed_requests_store_each_id_once(
             writer = GroupCommitWriter(DuckDBStore.opener(db), _telemetry())
             writer.start()
             results = await asyncio.wait_for(
-                asyncio.gather(*(send(writer, *request) for request in requests)), 30
+                asyncio.gather(*(send(writer, *request) for request in requests)), HANG_S
             )
             await writer.close()
             return list(results)

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from collector.db import signals_database
 from lmcp.collector_cli import app
-from tests._servers import REPO
+from tests._servers import HANG_S, REPO
 
 ROWS = 2_000
 
@@ -67,7 +67,7 @@ def test_finding_10_backup_refuses_a_database_in_use(tmp_path: Path) -> None:
         probe = subprocess.run(
             [sys.executable, "-m", "lmcp.collector_cli", "backup", "--db", str(source),
              "--to", str(tmp_path / "copy.duckdb")],
-            cwd=REPO, capture_output=True, text=True, timeout=60,
+            cwd=REPO, capture_output=True, text=True, timeout=HANG_S,
         )  # fmt: skip
     finally:
         holder.close()
@@ -104,7 +104,7 @@ def test_finding_10_backup_through_a_running_collector(tmp_path: Path) -> None:
         "client": {"version": "1.0.0", "platform": "linux"},
     }  # fmt: skip
     with collector_process(settings) as collector:
-        with httpx.Client(base_url=collector.base_url, trust_env=False, timeout=30) as http:
+        with httpx.Client(base_url=collector.base_url, trust_env=False, timeout=HANG_S) as http:
             for _ in range(5):
                 batch = [dict(signal, signal_id=str(uuid.uuid4())) for _ in range(100)]
                 answer = http.post(

@@ -13,7 +13,7 @@ import pytest
 from pydantic import SecretStr
 
 from collector.settings import CollectorSettings
-from tests._servers import collector_process, running_collector
+from tests._servers import HANG_S, collector_process, running_collector
 
 TOKEN = "team-token-for-hardening"
 
@@ -30,7 +30,7 @@ def team_url(tmp_path: Path) -> Iterator[str]:
 @pytest.mark.slow
 def test_finding_10_unicode_digits_on_triage_are_422(team_url: str) -> None:
     headers = {"Authorization": f"Bearer {TOKEN}"}
-    with httpx.Client(base_url=team_url, trust_env=False, timeout=10, headers=headers) as http:
+    with httpx.Client(base_url=team_url, trust_env=False, timeout=HANG_S, headers=headers) as http:
         for query in ({"k": "²"}, {"limit": "٣"}, {"k": "５"}, {"limit": "1²"}):
             response = http.get("/v1/triage/top", params=query)
             assert response.status_code == 422, (query, response.status_code)
@@ -39,7 +39,7 @@ def test_finding_10_unicode_digits_on_triage_are_422(team_url: str) -> None:
 
 @pytest.mark.slow
 def test_finding_12_openapi_declares_every_error(team_url: str) -> None:
-    with httpx.Client(base_url=team_url, trust_env=False, timeout=10) as http:
+    with httpx.Client(base_url=team_url, trust_env=False, timeout=HANG_S) as http:
         document = http.get("/openapi.json").json()
     for path, item in document["paths"].items():
         for method, operation in item.items():
@@ -93,6 +93,6 @@ def test_finding_12_schemathesis_every_route_no_5xx_no_contract_violation(
             cwd=tmp_path,  # schemathesis writes its cache there
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=HANG_S,
         )
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]

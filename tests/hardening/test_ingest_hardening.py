@@ -1,5 +1,8 @@
 """Issue 16, findings 1 and 5 (and the schema_version message of 12): what an attacker sends to
-``POST /v1/signals`` costs milliseconds and is refused by name, against a real server."""
+``POST /v1/signals`` is refused by name and by count (a bounded number of errors, never one per
+item), against a real server. How many milliseconds it costs is the benchmark's figure
+(benchmarks/bench_hardening.py: 100 ms worst body, 50 ms health p99 under attack): a timed
+test on a shared machine measures the machine."""
 
 from __future__ import annotations
 
@@ -16,11 +19,9 @@ import pytest
 
 from collector.ingest import validate_batch
 from collector.settings import CollectorSettings
-from tests._servers import running_collector
+from tests._servers import HANG_S, running_collector
 
 MIB = 1024 * 1024
-#: Generous: the benchmark (benchmarks/bench_hardening.py) holds the 100 ms target.
-TIME_BOUND_S = 1.0
 
 
 def _items_body(item: bytes, size: int) -> bytes:
@@ -44,34 +45,30 @@ def _signal(day: dt.date) -> dict[str, object]:
 def http(tmp_path: Path) -> Iterator[httpx.Client]:
     settings = CollectorSettings(db_path=tmp_path / "s.duckdb", rate_limit_enabled=False)
     with running_collector(settings) as url:
-        with httpx.Client(base_url=url, trust_env=False, timeout=60) as client:
+        with httpx.Client(base_url=url, trust_env=False, timeout=HANG_S) as client:
             yield client
 
 
-def _post(http: httpx.Client, body: bytes, **headers: str) -> tuple[httpx.Response, float]:
-    started = time.perf_counter()
-    response = http.post(
+def _post(http: httpx.Client, body: bytes, **headers: str) -> httpx.Response:
+    return http.post(
         "/v1/signals", content=body, headers={"Content-Type": "application/json", **headers}
     )
-    return response, time.perf_counter() - started
 
 
 @pytest.mark.slow
 def test_finding_1_amplification_empty_objects_answered_fast(http: httpx.Client) -> None:
-    response, took = _post(http, _items_body(b"{}", MIB - 64))
-    assert response.status_code == 413
+    response = _post(http, _items_body(b"{}", MIB - 64))
+    assert response.status_code == 413  # refused by its item count, before any validation
     assert response.headers["content-type"] == "application/problem+json"
     assert response.json()["code"] == "too_many_signals"
-    assert took < TIME_BOUND_S
 
 
 @pytest.mark.slow
 def test_finding_1_amplification_gzip_4mib_answered_fast(http: httpx.Client) -> None:
     plain = _items_body(b"{}", 4 * MIB - 64)
-    response, took = _post(http, gzip.compress(plain), **{"Content-Encoding": "gzip"})
+    response = _post(http, gzip.compress(plain), **{"Content-Encoding": "gzip"})
     assert response.status_code == 413
     assert response.json()["code"] == "too_many_signals"
-    assert took < TIME_BOUND_S
 
 
 @pytest.mark.slow
@@ -82,21 +79,18 @@ def test_finding_1_amplification_errors_capped_within_bounds(http: httpx.Client)
         _items_body(b"{}", 40_000),
         b'{"signals":[{"args":[' + b",".join([b"{}"] * 20_000) + b"]}]}",
     ):
-        response, took = _post(http, body)
+        response = _post(http, body)
         assert response.status_code == 422, response.text
         problem = response.json()
         assert problem["error_count"] <= 20
-        assert took < TIME_BOUND_S
 
 
 def test_finding_1_amplification_unknown_keys_refused_by_count() -> None:
     body = b'{"signals":[{' + b",".join([b'"k":0'] * 60_000) + b"}]}"
     from service.errors import ProblemError
 
-    started = time.perf_counter()
     with pytest.raises(ProblemError) as caught:
         validate_batch(body)
-    assert time.perf_counter() - started < TIME_BOUND_S
     assert caught.value.status == 422
     assert len(caught.value.errors or []) <= 20
 
@@ -118,7 +112,7 @@ def test_finding_1_a_valid_full_batch_still_passes_the_guard() -> None:
 def test_finding_5_poisoned_day_refused_at_ingest(http: httpx.Client) -> None:
     today = dt.datetime.now(dt.UTC).date()
     for day in (dt.date(9999, 12, 31), today + dt.timedelta(days=2), today - dt.timedelta(91)):
-        response, _ = _post(http, json.dumps({"signals": [_signal(day)]}).encode())
+        response = _post(http, json.dumps({"signals": [_signal(day)]}).encode())
         assert response.status_code == 422
         problem = response.json()
         assert problem["code"] == "day_out_of_window"
@@ -129,7 +123,7 @@ def test_finding_5_poisoned_day_refused_at_ingest(http: httpx.Client) -> None:
         }
         assert day.isoformat() not in response.text
     for day in (today + dt.timedelta(days=1), today - dt.timedelta(days=90)):
-        response, _ = _post(http, json.dumps({"signals": [_signal(day)]}).encode())
+        response = _post(http, json.dumps({"signals": [_signal(day)]}).encode())
         assert response.status_code == 200, response.text
 
 
@@ -165,7 +159,7 @@ def test_finding_1_amplification_health_answers_while_20_bodies_arrive(
     statuses: list[int] = []
 
     def attacker() -> None:
-        with httpx.Client(base_url=str(http.base_url), trust_env=False, timeout=60) as client:
+        with httpx.Client(base_url=str(http.base_url), trust_env=False, timeout=HANG_S) as client:
             for _ in range(3):
                 response = client.post(
                     "/v1/signals", content=body, headers={"Content-Type": "application/json"}
@@ -175,14 +169,10 @@ def test_finding_1_amplification_health_answers_while_20_bodies_arrive(
     threads = [threading.Thread(target=attacker) for _ in range(20)]
     for thread in threads:
         thread.start()
-    slowest = 0.0
+    # Health answers while the bodies arrive (how fast: the benchmark's health p99).
     while any(thread.is_alive() for thread in threads):
-        started = time.perf_counter()
-        assert http.get("/healthz", timeout=5).status_code == 200
-        slowest = max(slowest, time.perf_counter() - started)
+        assert http.get("/healthz").status_code == 200
         time.sleep(0.02)
     for thread in threads:
         thread.join()
     assert statuses == [413] * 60
-    # Generous (a shared CI machine; the 50 ms p99 target is the benchmark's).
-    assert slowest < 2.0

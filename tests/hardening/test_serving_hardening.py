@@ -1,14 +1,13 @@
-"""Issue 16, findings 2, 3, 12 (uvicorn's 400) and 13, against real collector processes."""
+"""Issue 16, findings 2, 3, 12 (uvicorn's 400) and 13, against real collector processes.
+
+Behaviour only (refused by the cap, closed by the timeout, served beside an attacker, stopped
+gracefully); how fast is the benchmark's (benchmarks/bench_hardening.py)."""
 
 from __future__ import annotations
 
-import os
 import resource
 import signal
 import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,7 +18,7 @@ import pytest
 
 from benchmarks._endpoints import half_sent_requests
 from collector.settings import CollectorSettings
-from tests._servers import REPO, free_port, running_collector, settings_env, wait_ready
+from tests._servers import HANG_S, collector_process, free_port, running_collector
 
 pytestmark = pytest.mark.slow
 
@@ -54,12 +53,10 @@ def _served(tmp_path: Path, **overrides: Any) -> Iterator[int]:
 def test_finding_2_header_size_capped(tmp_path: Path) -> None:
     with _served(tmp_path) as port:
         head = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * (8 * 1024 * 1024)
-        started = time.perf_counter()
+        # Refused by the cap (431), not read to the end: the status and code say which.
         answer = _raw(port, head + b"\r\n\r\n")
-        took = time.perf_counter() - started
         assert answer.startswith(b"HTTP/1.1 431"), answer[:80]
         assert b"application/problem+json" in answer and b"headers_too_large" in answer
-        assert took < 2.0
 
 
 def test_finding_12_malformed_http_is_problem_json(tmp_path: Path) -> None:
@@ -77,11 +74,11 @@ def test_finding_3_header_and_body_timeouts_close(tmp_path: Path) -> None:
             b"POST /v1/signals HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
             b"Content-Length: 100\r\n\r\n{",  # half a body
         ):
-            with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+            # Without the timeouts the server would wait for the client for ever; the socket's
+            # own timeout only catches that hang.
+            with socket.create_connection(("127.0.0.1", port), timeout=HANG_S) as sock:
                 sock.sendall(partial)
-                started = time.monotonic()
                 assert sock.recv(1024) == b""  # closed by the server
-                assert time.monotonic() - started < 3
 
 
 def _child_limit() -> None:
@@ -100,65 +97,40 @@ def test_finding_3_slowloris_500_sockets_new_client_served(tmp_path: Path) -> No
     settings = CollectorSettings(
         db_path=tmp_path / "s.duckdb", rate_limit_enabled=False, max_connections_per_address=64
     )
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LMCP_COLLECTOR_")}
-    env.update(settings_env(settings))
-    env["PYTHONPATH"] = str(REPO)
-    cmd = [sys.executable, "-m", "lmcp.collector_cli", "serve", "--port", str(port),
-           "--log-level", "error"]  # fmt: skip
-    log = (tmp_path / "serve.log").open("wb")
-    proc = subprocess.Popen(
-        cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, preexec_fn=_child_limit
-    )
-    socks: list[socket.socket] = []
-    try:
-        base = f"http://127.0.0.1:{port}"
-        wait_ready(base, proc=proc)
-        # 500 half-sent requests from another loopback address (one attacker).
-        socks = half_sent_requests(port, 500)
-        started = time.monotonic()
-        with httpx.Client(trust_env=False, timeout=5) as client:
-            assert client.get(base + "/healthz").status_code == 200
-        assert time.monotonic() - started < 1.0
-    finally:
-        for sock in socks:
-            sock.close()
-        proc.send_signal(signal.SIGTERM)
+    with collector_process(settings, log_level="error", preexec_fn=_child_limit) as collector:
+        # 500 half-sent requests from another loopback address (one attacker); the server
+        # holds 256 descriptors, so without the per-address cap it could serve no one else.
+        socks = half_sent_requests(int(collector.base_url.rsplit(":", 1)[1]), 500)
         try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+            with httpx.Client(trust_env=False, timeout=HANG_S) as client:
+                assert client.get(collector.base_url + "/healthz").status_code == 200
+        finally:
+            for sock in socks:
+                sock.close()
 
 
-def test_finding_13_restart_ready_quickly_with_a_client_mid_body(tmp_path: Path) -> None:
-    settings = CollectorSettings(db_path=tmp_path / "s.duckdb", rate_limit_enabled=False)
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LMCP_COLLECTOR_")}
-    env.update(settings_env(settings))
-    env["PYTHONPATH"] = str(REPO)
-    cmd = [sys.executable, "-m", "lmcp.collector_cli", "serve", "--port", str(port),
-           "--log-level", "error"]  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
-    proc = subprocess.Popen(cmd, cwd=REPO, env=env)
-    wait_ready(base, proc=proc)
-    # A client in the middle of its body held the shutdown for the whole graceful timeout.
-    sock = socket.create_connection(("127.0.0.1", port))
-    sock.sendall(
-        b"POST /v1/signals HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-        b"Content-Length: 100\r\n\r\n{"
+def test_finding_13_a_client_mid_body_does_not_hold_the_shutdown(tmp_path: Path) -> None:
+    """A client in the middle of its body held the shutdown until it finished (then the
+    restart could not bind). With a body timeout far beyond the hang limit, the stop can end
+    while the client still holds its connection only by the graceful-shutdown cap. How soon
+    a restart is ready is the benchmark's figure (benchmarks/bench_hardening.py, 3 s)."""
+    settings = CollectorSettings(
+        db_path=tmp_path / "s.duckdb", rate_limit_enabled=False, body_timeout_s=10 * HANG_S
     )
-    time.sleep(0.2)
-    started = time.monotonic()
-    proc.send_signal(signal.SIGTERM)
-    proc.wait(timeout=30)
-    sock.close()
-    proc = subprocess.Popen(cmd, cwd=REPO, env=env)
-    try:
-        wait_ready(base, proc=proc, timeout_s=30)
-        # Generous: the target (3 s from start) is printed by benchmarks/bench_hardening.py.
-        assert time.monotonic() - started < 8.0
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+    port = free_port()
+    with collector_process(settings, port=port, log_level="error") as first:
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            sock.sendall(
+                b"POST /v1/signals HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"Content-Length: 100\r\n\r\n{"
+            )
+            sock.settimeout(0.2)
+            with pytest.raises(TimeoutError):  # the server holds the request, unanswered
+                sock.recv(1)
+            first.popen.send_signal(signal.SIGTERM)
+            # Stopped by the TERM itself (uvicorn re-raises it once shut down; no SIGKILL),
+            # with the client still connected.
+            assert first.popen.wait(timeout=HANG_S) in (0, -signal.SIGTERM)
+    with collector_process(settings, port=port, log_level="error") as second:
+        with httpx.Client(trust_env=False, timeout=HANG_S) as client:
+            assert client.get(second.base_url + "/healthz").status_code == 200

@@ -16,7 +16,7 @@ from pydantic import SecretStr
 
 from analysis._session import COOKIE_NAME, CSRF_COOKIE
 from collector.settings import CollectorSettings
-from tests._servers import running_collector
+from tests._servers import HANG_S, running_collector
 
 TEAM_TOKEN = "test-team-token-sessions"
 
@@ -42,21 +42,21 @@ def _browser_login(client: httpx.Client, **headers: str) -> httpx.Response:
 
 
 def test_dashboard_session_revoked_server_side_on_sign_out(url: str) -> None:
-    with httpx.Client(base_url=url, trust_env=False, timeout=30) as client:
+    with httpx.Client(base_url=url, trust_env=False, timeout=HANG_S) as client:
         assert _browser_login(client).status_code == 303
         stolen = client.cookies.get(COOKIE_NAME)
         assert stolen and client.get("/dashboard", follow_redirects=False).status_code == 200
         client.post("/dashboard/logout", follow_redirects=False)
-    with httpx.Client(base_url=url, trust_env=False, timeout=30) as replay:
+    with httpx.Client(base_url=url, trust_env=False, timeout=HANG_S) as replay:
         replay.cookies.set(COOKIE_NAME, stolen, path="/dashboard")
         assert replay.get("/dashboard", follow_redirects=False).status_code == 303
 
 
 def test_dashboard_cookie_is_secure_behind_tls(url: str) -> None:
-    with httpx.Client(base_url=url, trust_env=False, timeout=30) as client:
+    with httpx.Client(base_url=url, trust_env=False, timeout=HANG_S) as client:
         plain = _browser_login(client)
         assert "secure" not in plain.headers["set-cookie"].lower()
-    with httpx.Client(base_url=url, trust_env=False, timeout=30) as client:
+    with httpx.Client(base_url=url, trust_env=False, timeout=HANG_S) as client:
         behind_tls = _browser_login(client, **{"x-forwarded-proto": "https"})
         cookies = behind_tls.headers.get_list("set-cookie")
         session = next(c for c in cookies if c.startswith(f"{COOKIE_NAME}="))
@@ -65,7 +65,7 @@ def test_dashboard_cookie_is_secure_behind_tls(url: str) -> None:
 
 def test_dashboard_login_csrf_is_refused(url: str) -> None:
     # The attacker's page posts its own token from another origin: no CSRF cookie, no field.
-    with httpx.Client(base_url=url, trust_env=False, timeout=30) as victim:
+    with httpx.Client(base_url=url, trust_env=False, timeout=HANG_S) as victim:
         forged = victim.post(
             "/dashboard/login",
             data={"token": TEAM_TOKEN},
@@ -76,7 +76,7 @@ def test_dashboard_login_csrf_is_refused(url: str) -> None:
         assert COOKIE_NAME not in forged.headers.get("set-cookie", "")
         # A field copied from the attacker's own form does not match the victim's cookie.
         victim.get("/dashboard/login")
-        with httpx.Client(base_url=url, trust_env=False, timeout=30) as attacker:
+        with httpx.Client(base_url=url, trust_env=False, timeout=HANG_S) as attacker:
             theirs = re.search(
                 r'name="csrf" value="([^"]+)"', attacker.get("/dashboard/login").text
             )

@@ -1,4 +1,4 @@
-"""Finding 4: the secret scanner is linear-time at the size limits and finds >= 30 formats.
+"""Finding 4: the secret scanner is linear-time up to the size limit and finds >= 30 formats.
 
 Every sample is a fake, assembled from pieces so no literal in this file is a credential.
 """
@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import base64
 import json
-import time
-
-import pytest
+from collections.abc import Callable
 
 from contract._linear import unbounded_quantifier
 from contract.secrets_scan import _KEYWORD, _RULES, find_secrets
+from tests._cost import FACTOR, LINEAR_GROWTH, growth
 
 A36 = "FAKEtest0123" * 3
 HEX32 = "0123456789abcdef" * 2
@@ -161,41 +160,51 @@ def _adversarial(size: int) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize(
-    ("label", "size"), [("instructions_197kb", 197_000), ("component_128kib", 128 * 1024)]
-)
-def test_secret_scanner_no_redos_worst_case_time_at_the_size_limits(label: str, size: int) -> None:
-    inputs = _adversarial(size)
-    worst = 0.0
-    started = time.perf_counter()
-    for text in inputs:
-        t0 = time.perf_counter()
-        find_secrets(text)
-        worst = max(worst, time.perf_counter() - t0)
-    total = time.perf_counter() - started
-    # Each adversarial document at the size limit is scanned far under the 16 s that stalled
-    # the host (the old JWT rule alone took ~9 s on the first input).
-    assert worst < 0.25, (label, worst)
-    assert total < 0.1 * len(inputs), (label, total)
+#: The largest text a scanner is given (a skill's instructions and components, 197 KB).
+SIZE_LIMIT = 197_000
 
 
-def test_secret_scanner_a_197_kb_hostile_skill_save_validates_in_under_half_a_second() -> None:
-    """The finding's case end to end: instructions at 64 KiB and a component at 128 KiB, each
-    made of the inputs that were worst for the old patterns (JWT-like runs, keywords, digits)."""
-    from cloudskills.validation import InvalidSkill, validate_save
+def test_secret_scanner_no_redos_cost_grows_linearly_up_to_the_size_limit() -> None:
+    """Each adversarial family, at a quarter and at the whole of half the limit: the CPU cost
+    grows as the input does (the old JWT rule alone grew quadratically and took ~9 s at the
+    limit). A ratio of CPU times measured side by side, so a busy machine cannot fail it."""
+    small, large = _adversarial(SIZE_LIMIT // (2 * FACTOR)), _adversarial(SIZE_LIMIT // 2)
 
-    instructions = ("eyJ-" * 16384)[: 64 * 1024 - 1]
-    component = (("password:" + " " * 7 + "eyJ" + "a" * 40 + "-4111 ") * 3000)[: 128 * 1024]
-    body = {
+    def scan(text: str) -> Callable[[], object]:
+        return lambda: find_secrets(text)
+
+    grown = {
+        large_text[:24]: growth(scan(small_text), scan(large_text), repeats=2)
+        for small_text, large_text in zip(small, large, strict=True)
+    }
+    assert {k: g for k, g in grown.items() if g > LINEAR_GROWTH} == {}
+
+
+def _hostile_save(scale: int) -> dict[str, str]:
+    """The finding's case: instructions at 64 KiB and a component at 128 KiB (divided by
+    ``scale``), each made of the inputs worst for the old patterns (JWT-like runs, keywords,
+    digits)."""
+    instructions = ("eyJ-" * 16384)[: (64 * 1024 - 1) // scale]
+    component = (("password:" + " " * 7 + "eyJ" + "a" * 40 + "-4111 ") * 3000)[
+        : 128 * 1024 // scale
+    ]
+    return {
         "name": "Hostile",
         "instructions": instructions,
         "components_json": json.dumps(
             [{"type": "reference", "logical_path": "a.md", "content": component}]
         ),
     }
-    started = time.perf_counter()
-    try:
-        validate_save(body)
-    except InvalidSkill:
-        pass
-    assert time.perf_counter() - started < 0.5
+
+
+def test_secret_scanner_a_197_kb_hostile_skill_save_costs_linearly() -> None:
+    from cloudskills.validation import InvalidSkill, validate_save
+
+    def save(body: dict[str, str]) -> None:
+        try:
+            validate_save(body)
+        except InvalidSkill:
+            pass
+
+    quarter, whole = _hostile_save(FACTOR), _hostile_save(1)
+    assert growth(lambda: save(quarter), lambda: save(whole)) <= LINEAR_GROWTH

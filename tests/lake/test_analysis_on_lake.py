@@ -26,13 +26,13 @@ from analysis._released import RELEASED_QUESTIONS, ask_released
 from analysis._session import COOKIE_NAME, make_session
 from collector.lake.jobs import compact
 from collector.lake.releases import LakeReleases, load_releases, release
-from collector.lake.seaweed import LoopbackSeaweed
 from collector.lake.store import LakeStore
 from collector.releases.store import PrivacyParams
 from collector.settings import CollectorSettings
 from contract.schema import Platform
+from lakedev.seaweed import LoopbackSeaweed
 from lmcp.cli import app
-from tests._servers import running_collector
+from tests._servers import HANG_S, running_collector
 from tests.lake.conftest import answers_of, synthetic_pair
 
 pytestmark = pytest.mark.slow
@@ -180,7 +180,7 @@ def test_a_lake_collector_serves_the_lakes_releases(
         con.close()
     auth = {"Authorization": f"Bearer {TEAM_TOKEN}"}
     with running_collector(_lake_collector(store, tmp_path)) as url:
-        with httpx.Client(base_url=url, trust_env=False, timeout=60) as http:
+        with httpx.Client(base_url=url, trust_env=False, timeout=HANG_S) as http:
             for name, answer in expected.items():
                 got = http.get(f"/v1/triage/{name}", headers=auth)
                 assert got.status_code == 200, got.text
@@ -200,7 +200,7 @@ def test_a_lake_collector_never_releases(synthetic: tuple[Path, pa.Table], tmp_p
     compact(store, TODAY)  # closed, compacted days, none released
     auth = {"Authorization": f"Bearer {TEAM_TOKEN}"}
     with running_collector(_lake_collector(store, tmp_path)) as url:
-        answer = httpx.get(f"{url}/v1/triage/trends", headers=auth, trust_env=False, timeout=60)
+        answer = httpx.get(f"{url}/v1/triage/trends", headers=auth, trust_env=False, timeout=HANG_S)
         assert answer.status_code == 200 and answer.json()["rows"] == []
     assert not LakeReleases(store).exists()
     with duckdb.connect(str(tmp_path / "collector.duckdb"), read_only=True) as local:

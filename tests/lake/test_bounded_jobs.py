@@ -36,11 +36,12 @@ from collector.lake.compaction import (
 from collector.lake.files import lake_files
 from collector.lake.jobs import compact, compact_day
 from collector.lake.releases import LakeReleases, release
-from collector.lake.seaweed import LoopbackSeaweed
 from collector.lake.store import LAKE_SCHEMA, LakeStore
 from collector.releases.store import PrivacyParams
+from lakedev.seaweed import LoopbackSeaweed
 from lmcp.cli import app
 from scripts.measure_compaction_memory import many_rows, write_day
+from tests._servers import HANG_S
 from tests.hypothesis_profiles import at_most
 from tests.lake.conftest import DAY, rows
 
@@ -214,7 +215,7 @@ def _growth_kb(rows_in_day: int, variant: str = "now") -> int:
         out = subprocess.run(
             [sys.executable, "scripts/measure_compaction_memory.py", "--child", variant,
              "--lake", f"{folder}/lake", "--memory-limit", SMALL],
-            cwd=ROOT, check=True, stdout=subprocess.PIPE, text=True, timeout=300,
+            cwd=ROOT, check=True, stdout=subprocess.PIPE, text=True, timeout=HANG_S,
         ).stdout  # fmt: skip
     got = json.loads(out.strip().splitlines()[-1])
     return int(got["peak_kb"]) - int(got["baseline_kb"])

@@ -19,11 +19,12 @@ import httpx
 import pytest
 
 from collector.lake.jobs import compact, retain
-from collector.lake.seaweed import LoopbackSeaweed
+from collector.lake.shipper import ship_file
 from collector.lake.store import LakeStore
 from collector.settings import CollectorSettings
+from lakedev.seaweed import LoopbackSeaweed
 from scripts._lake_cluster import Collectors, random_signals, send_load
-from tests._servers import running_collector
+from tests._servers import HANG_S, running_collector
 from tests.lake.conftest import rows
 
 
@@ -33,10 +34,26 @@ def _ids(store: LakeStore) -> list[str]:
     return [str(r[0]) for r in con.execute("SELECT signal_id FROM signals").fetchall()]
 
 
-def test_every_answer_follows_its_commit(tmp_path: Path) -> None:
+def _spooled(db_path: Path) -> set[str]:
+    """The ids a stopped collector's file holds: not shipped yet, or sealed and waiting."""
+    con = duckdb.connect(str(db_path), read_only=True)
+    try:
+        found = con.execute(
+            "SELECT CAST(signal_id AS VARCHAR) FROM signals UNION ALL "
+            "SELECT CAST(signal_id AS VARCHAR) FROM lake_outbox"
+        ).fetchall()
+    finally:
+        con.close()
+    return {str(r[0]) for r in found}
+
+
+def test_every_answer_follows_its_commit_and_reaches_the_lake(tmp_path: Path) -> None:
+    """An answer means committed in the collector's own file (its spool); the shipper then
+    moves every acknowledged signal to the lake, each once, and a stop ships the rest."""
     uri = str(tmp_path / "lake")
+    db_path = tmp_path / "c.duckdb"
     settings = CollectorSettings(
-        db_path=tmp_path / "c.duckdb", lake_uri=uri, rate_limit_enabled=False
+        db_path=db_path, lake_uri=uri, rate_limit_enabled=False, lake_ship_interval_s=3600
     )
     store = LakeStore(uri)
     today = dt.datetime.now(dt.UTC).date().isoformat()
@@ -44,25 +61,26 @@ def test_every_answer_follows_its_commit(tmp_path: Path) -> None:
     batches = [random_signals(rng, n, today) for n in (1, 5, 40, 200, 3)]
     with running_collector(settings) as url:
 
-        async def send(items: list[dict[str, object]]) -> tuple[int, dict[str, int], bool]:
-            async with httpx.AsyncClient(trust_env=False, timeout=30) as client:
+        async def send(items: list[dict[str, object]]) -> tuple[int, dict[str, int]]:
+            async with httpx.AsyncClient(trust_env=False, timeout=HANG_S) as client:
                 answer = await client.post(url + "/v1/signals", json={"signals": items})
-            # read the table the moment the answer arrives: the rows must be there
-            stored = set(_ids(store))
-            return answer.status_code, answer.json(), {str(s["signal_id"]) for s in items} <= stored
+            return answer.status_code, answer.json()
 
-        async def all_at_once() -> list[tuple[int, dict[str, int], bool]]:
+        async def all_at_once() -> list[tuple[int, dict[str, int]]]:
             return await asyncio.gather(*(send(b) for b in batches))
 
         results = asyncio.run(all_at_once())
         assert [r[0] for r in results] == [200] * len(batches)
-        assert all(r[2] for r in results)
         assert [r[1]["accepted"] for r in results] == [len(b) for b in batches]
         retry = httpx.post(url + "/v1/signals", json={"signals": batches[2]}, trust_env=False)
         assert retry.status_code == 200
+        assert retry.json()["duplicates"] == 40  # the spool's own key, as in the file
+        assert store.count() == 0  # an hour's interval: nothing shipped while it runs
     ids = _ids(store)
     assert len(ids) == len(set(ids)) == sum(len(b) for b in batches)
-    assert store.count() == len(ids) + 40  # the retry is stored, and read once
+    assert store.count() == len(ids)
+    assert _spooled(db_path) == set()  # the stop shipped everything, and the spool let go
+    assert store.table().version() == 1  # one commit for five requests and a retry
 
 
 def test_a_collector_keeps_appending_while_the_jobs_rewrite_and_delete(tmp_path: Path) -> None:
@@ -123,6 +141,9 @@ def test_three_collectors_on_seaweedfs_one_killed(seaweed: LoopbackSeaweed, tmp_
         assert survivors == [None, None]
     assert load.acknowledged == load.sent and load.retries > 0
     store = LakeStore(uri, seaweed.storage_options)
+    # The victim's disk survived it: what it acknowledged and had not shipped is shipped
+    # from its file (as its restart would; ``lmcp lake ship --db``).
+    ship_file(tmp_path / "collector0.duckdb", store)
     assert store.count() >= len(load.sent)
     compact(store, today + dt.timedelta(days=1))
     ids = _ids(store)
@@ -130,11 +151,13 @@ def test_three_collectors_on_seaweedfs_one_killed(seaweed: LoopbackSeaweed, tmp_
     assert set(ids) == load.acknowledged
 
 
-def test_bodies_and_models_make_the_same_lake_rows(tmp_path: Path) -> None:
-    """A large flush is shaped by DuckDB from the bodies, a small one from the models: both
-    must store exactly the same rows; a flush repeating an id falls back to the models."""
+def test_bodies_and_models_ship_the_same_lake_rows(tmp_path: Path) -> None:
+    """The writer stores a flush from its bodies or from its models (``DuckDBStore``): the
+    shipper must read the same lake rows out of the spool either way."""
+    from collector.db import signals_database
     from collector.flush import Flush
-    from collector.lake.sink import LakeSink
+    from collector.lake.shipper import ship_file
+    from collector.store import DuckDBStore
     from tests.lake.conftest import signals
 
     items = signals(600, seed=4)
@@ -144,19 +167,21 @@ def test_bodies_and_models_make_the_same_lake_rows(tmp_path: Path) -> None:
     ]
     batches = [items[i : i + 150] for i in range(0, 600, 150)]
     day = dt.date(2026, 11, 30)
-    by_body, by_model = LakeStore(str(tmp_path / "b")), LakeStore(str(tmp_path / "m"))
-    results = LakeSink(by_body).write(Flush(batches, bodies), day).results
-    assert [r.accepted for r in results] == [150] * 4
-    LakeSink(by_model).write(Flush(batches, [None] * 4), day)
-    assert by_body.table().version() == by_model.table().version() == 1
 
-    def stored(store: LakeStore) -> object:
+    def shipped(name: str, from_bodies: bool) -> object:
+        db = signals_database(tmp_path / f"{name}.duckdb", threads=1)
+        db.open()
+        try:
+            store = DuckDBStore(db.run_sync(lambda con: con.cursor()), owned=True)
+            results = store.write(Flush(batches, bodies), day, from_bodies=from_bodies).results
+            assert [r.accepted for r in results] == [150] * 4
+            store.close()
+        finally:
+            db.close()
+        lake = LakeStore(str(tmp_path / name))
+        assert ship_file(tmp_path / f"{name}.duckdb", lake) == 600
         con = duckdb.connect()
-        store.relation(con, "lake_rows")
+        lake.relation(con, "lake_rows")
         return con.execute("SELECT * FROM lake_rows ORDER BY signal_id").fetchall()
 
-    assert stored(by_body) == stored(by_model)
-    repeated = LakeStore(str(tmp_path / "r"))
-    results = LakeSink(repeated).write(Flush([batches[0], batches[0]], bodies[:1] * 2), day).results
-    assert [(r.accepted, r.duplicates) for r in results] == [(150, 0), (0, 150)]
-    assert repeated.count() == 150
+    assert shipped("b", True) == shipped("m", False)

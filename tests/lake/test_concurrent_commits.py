@@ -10,45 +10,57 @@ import json
 import os
 import subprocess
 import sys
-import time
+from contextlib import ExitStack
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from collector.lake.seaweed import LoopbackSeaweed
 from collector.lake.store import LakeStore
+from lakedev.seaweed import LoopbackSeaweed
+from tests._servers import child_process
 from tests.lake.conftest import rows
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[2]
 PROCESSES, COMMITS, ROWS = 3, 12, 40
 
 
 def _race(store: LakeStore) -> None:
     store.create()  # version 0, before the race (as a collector does at start)
-    env = dict(os.environ, LAKE_OPTIONS=json.dumps(store.storage_options), PYTHONPATH=str(REPO))
-    start_at = time.time() + 4.0  # every process imported and ready before it
-    procs = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "tests.lake._committer",
-                store.uri,
-                str(seed),
-                str(COMMITS),
-                str(ROWS),
-                str(start_at),
-            ],
-            cwd=REPO,
-            env=env,
-        )  # fmt: skip
-        for seed in range(1, PROCESSES + 1)
-    ]
-    for proc in procs:
-        assert proc.wait(timeout=180) == 0
+    env = dict(os.environ, LAKE_OPTIONS=json.dumps(store.storage_options))
+    with ExitStack() as stack:
+        children = [
+            stack.enter_context(
+                child_process(
+                    [
+                        sys.executable,
+                        "-m",
+                        "tests.lake._committer",
+                        store.uri,
+                        str(seed),
+                        str(COMMITS),
+                        str(ROWS),
+                    ],
+                    env=env,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    text=True,
+                )
+            )
+            for seed in range(1, PROCESSES + 1)
+        ]
+        # The start line goes out once every process has imported and prepared its batches
+        # (its own "ready"), however long that took: the commits then overlap.
+        for child in children:
+            assert child.popen.stdout is not None
+            assert child.popen.stdout.readline().strip() == "ready"
+        for child in children:
+            assert child.popen.stdin is not None
+            child.popen.stdin.write("go\n")
+            child.popen.stdin.flush()
+        for child in children:
+            assert child.popen.wait() == 0
 
 
 def _check(store: LakeStore) -> None:

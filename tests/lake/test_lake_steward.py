@@ -16,7 +16,6 @@ import io
 import json
 import random
 import shutil
-import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -35,15 +34,15 @@ from typer.testing import CliRunner
 
 from collector.lake.jobs import compact, retain
 from collector.lake.releases import LakeReleases, release
-from collector.lake.seaweed import LoopbackSeaweed
 from collector.lake.steward import AUDIT_DIR, LakeAudit, LakeSteward
 from collector.lake.store import LakeStore
 from collector.read_routes import BatchStream, build_read_router
 from collector.releases.store import PrivacyParams
 from collector.settings import CollectorSettings, StewardToken
+from lakedev.seaweed import LoopbackSeaweed
 from lmcp.cli import app
 from scripts._lake_cluster import random_signals
-from tests._servers import _serving, running_collector
+from tests._servers import HANG_S, running_collector, serving_app, wait_until
 from tests.lake.conftest import rows
 
 STEWARD = "lake-steward-token-0123456789"
@@ -99,8 +98,8 @@ def cluster(tmp_path: Path, store: LakeStore, **lake: Any) -> Iterator[Cluster]:
                 )
             )
             for name, extra in (
-                ("a", {"lake_uri": store.uri, **lake}),
-                ("b", {"lake_uri": store.uri, **lake}),
+                ("a", {"lake_uri": store.uri, "lake_ship_interval_s": 0.05, **lake}),
+                ("b", {"lake_uri": store.uri, "lake_ship_interval_s": 0.05, **lake}),
                 ("file", {}),
             )
         ]
@@ -109,7 +108,9 @@ def cluster(tmp_path: Path, store: LakeStore, **lake: Any) -> Iterator[Cluster]:
 
 
 def _post(url: str, items: list[dict[str, Any]]) -> None:
-    answer = httpx.post(f"{url}/v1/signals", json={"signals": items}, trust_env=False, timeout=60)
+    answer = httpx.post(
+        f"{url}/v1/signals", json={"signals": items}, trust_env=False, timeout=HANG_S
+    )
     assert answer.status_code == 200, answer.text
 
 
@@ -128,10 +129,25 @@ def feed(c: Cluster) -> None:
     c.clock.day = D3
     for url, batch in ((c.lake_b, b4), (c.lake_a, b3), (c.file, b4), (c.file, b3)):
         _post(url, batch)
+    # The lake collectors acknowledged into their files; wait until their shippers moved
+    # every signal into the lake.
+    sent = {str(s["signal_id"]) for s in b1 + b2 + b3 + b4}
+    wait_until(lambda: _distinct(c.store) >= len(sent), what="the shippers moved every signal")
+
+
+def _distinct(store: LakeStore) -> int:
+    con = duckdb.connect()
+    try:
+        store.signals_relation(con)
+        return int(con.execute("SELECT count(*) FROM signals").fetchall()[0][0])
+    finally:
+        con.close()
 
 
 def _get(url: str, path: str, **params: str) -> httpx.Response:
-    answer = httpx.get(url + path, params=params, headers=STEWARD_AUTH, trust_env=False, timeout=60)
+    answer = httpx.get(
+        url + path, params=params, headers=STEWARD_AUTH, trust_env=False, timeout=HANG_S
+    )
     assert answer.status_code == 200, answer.text
     return answer
 
@@ -371,13 +387,14 @@ def test_an_export_the_client_leaves_closes_its_connection(tmp_path: Path) -> No
     api = FastAPI()
     api.state.settings = _settings(tmp_path / "unused.duckdb", tmp_path / "backups")
     api.include_router(build_read_router(watched))
-    with _serving(api, "steward") as url, httpx.Client(base_url=url, trust_env=False) as http:
+    with (
+        serving_app(api, "steward") as url,
+        httpx.Client(base_url=url, trust_env=False, timeout=HANG_S) as http,
+    ):
         whole = http.get("/v1/signals/export", params={"format": "csv"}, headers=STEWARD_AUTH)
         assert whole.status_code == 200 and whole.content.count(b"\n") == 120_001
         with http.stream("GET", "/v1/signals/export", headers=STEWARD_AUTH) as partial:
             assert partial.status_code == 200
             next(partial.iter_raw())  # the first chunk, then the client goes away
-        deadline = time.monotonic() + 30
-        while not all(s.closed for s in watched.streams) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_until(lambda: all(s.closed for s in watched.streams), what="the export's close")
     assert len(watched.streams) == 2 and all(s.closed for s in watched.streams)

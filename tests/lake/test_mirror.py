@@ -7,8 +7,6 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
@@ -19,10 +17,11 @@ from typer.testing import CliRunner
 from analysis import Filters, open_db, open_lake
 from collector.lake.jobs import compact, retain
 from collector.lake.mirror import MirrorError, open_mirrored
-from collector.lake.seaweed import LoopbackSeaweed
 from collector.lake.store import LakeStore
 from contract.schema import Platform
+from lakedev.seaweed import LoopbackSeaweed
 from lmcp.cli import app
+from tests._servers import holding_duckdb
 from tests.lake.conftest import DAY, answers_of, rows, synthetic_pair
 
 END = dt.date(2026, 11, 30)
@@ -166,18 +165,8 @@ def test_a_mirror_in_use_by_another_process_is_refused(
     folder_store.append(rows(10))
     mirror = tmp_path / "mirror.duckdb"
     open_mirrored(folder_store, mirror)[0].close()
-    holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import duckdb, sys; c = duckdb.connect(sys.argv[1]); print('ok', flush=True); "
-         "sys.stdin.read()", str(mirror)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "ok"
-        with pytest.raises(MirrorError, match="in use"):
-            open_mirrored(folder_store, mirror)
-    finally:
-        holder.communicate("", timeout=30)
+    with holding_duckdb(mirror), pytest.raises(MirrorError, match="in use"):
+        open_mirrored(folder_store, mirror)
 
 
 def test_an_older_mirror_is_rebuilt_from_the_lake(folder_store: LakeStore, tmp_path: Path) -> None:

@@ -18,12 +18,13 @@ from analysis._released import last_released_day
 from collector.db import migrate
 from collector.lake.jobs import compact, retain
 from collector.lake.releases import LakeReleases, ReleaseResult, release
-from collector.lake.seaweed import LoopbackSeaweed
 from collector.lake.served import ReleasedDatabase
 from collector.lake.store import LakeStore
 from collector.releases.cubes import CUBES
 from collector.releases.store import PrivacyParams, release_closed_days
+from lakedev.seaweed import LoopbackSeaweed
 from lmcp.cli import app
+from tests._servers import HANG_S
 from tests.lake.conftest import DAY, rows
 
 NEXT = DAY + dt.timedelta(days=1)
@@ -92,7 +93,7 @@ def test_the_release_reads_each_signal_once_as_the_file_does(
 
 def _race(store: LakeStore, params: PrivacyParams) -> list[list[ReleaseResult]]:
     """Two release jobs that both read the table before either commits."""
-    barrier = threading.Barrier(2, timeout=120)
+    barrier = threading.Barrier(2, timeout=HANG_S)
     results: list[list[ReleaseResult]] = [[], []]
     errors: list[BaseException] = []
 
@@ -111,7 +112,7 @@ def _race(store: LakeStore, params: PrivacyParams) -> list[list[ReleaseResult]]:
     for t in threads:
         t.start()
     for t in threads:
-        t.join(timeout=180)
+        t.join(timeout=HANG_S)
     assert not errors, errors
     return results
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from collector.lake.s3probe import S3Client, probe_conditional_put
-from collector.lake.seaweed import LoopbackSeaweed
+from lakedev.s3 import probe_conditional_put, put_status, s3_client
+from lakedev.seaweed import LoopbackSeaweed
 
 pytestmark = pytest.mark.slow
 
@@ -16,29 +16,22 @@ pytestmark = pytest.mark.slow
 def test_concurrent_conditional_puts_have_one_winner(
     seaweed: LoopbackSeaweed, writers: int
 ) -> None:
-    client = S3Client(seaweed.endpoint, seaweed.key_id, seaweed.secret, seaweed.region)
+    client = s3_client(seaweed.endpoint, seaweed.key_id, seaweed.secret, seaweed.region)
     rounds = probe_conditional_put(client, seaweed.bucket, writers=writers, rounds=40 // writers)
     assert [r.winners for r in rounds] == [1] * len(rounds)
     assert all(r.kept_a_winner for r in rounds)
 
 
 def test_a_second_create_is_refused_and_changes_nothing(seaweed: LoopbackSeaweed) -> None:
-    client = S3Client(seaweed.endpoint, seaweed.key_id, seaweed.secret, seaweed.region)
-    key = f"/{seaweed.bucket}/probe/once.json"
-    assert client.request("PUT", key, b"first", {"If-None-Match": "*"}) == 200
-    assert client.request("PUT", key, b"second", {"If-None-Match": "*"}) == 412
-    assert client.call("GET", key) == (200, b"first")
+    client = s3_client(seaweed.endpoint, seaweed.key_id, seaweed.secret, seaweed.region)
+    key = "probe/once.json"
+    assert put_status(client, seaweed.bucket, key, b"first", conditional=True) == 200
+    assert put_status(client, seaweed.bucket, key, b"second", conditional=True) == 412
+    assert client.get_object(Bucket=seaweed.bucket, Key=key)["Body"].read() == b"first"
 
 
 def test_the_probe_catches_a_store_without_conditional_writes(seaweed: LoopbackSeaweed) -> None:
     """The probe itself can fail: plain PUTs (no condition) all win, and it says so."""
-
-    class Unconditional(S3Client):
-        def request(
-            self, method: str, path: str, body: bytes = b"", headers: dict[str, str] | None = None
-        ) -> int:
-            return super().request(method, path, body, None)
-
-    client = Unconditional(seaweed.endpoint, seaweed.key_id, seaweed.secret, seaweed.region)
-    rounds = probe_conditional_put(client, seaweed.bucket, writers=3, rounds=3)
+    client = s3_client(seaweed.endpoint, seaweed.key_id, seaweed.secret, seaweed.region)
+    rounds = probe_conditional_put(client, seaweed.bucket, writers=3, rounds=3, conditional=False)
     assert not any(r.safe for r in rounds)

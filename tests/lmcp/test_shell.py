@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 from contract.version import DISTRIBUTION
 from lmcp import cli
 from lmcp.cli import app
+from tests._servers import HANG_S
 
 REPO = Path(__file__).resolve().parents[2]
 runner = CliRunner()
@@ -28,7 +29,7 @@ GROUP_MODULES = {
     "collector": ["lmcp.collector_cli"],
     "skills": ["client.skills.cli", "lmcp.skills_cli"],
     "analysis": ["analysis.cli"],
-    "lake": ["collector.lake.cli"],
+    "lake": ["lmcp.lake_cli"],
 }
 
 
@@ -89,7 +90,7 @@ def _without(blocked: list[str], *args: str) -> subprocess.CompletedProcess[str]
         [sys.executable, "-c", _BLOCKED.format(blocked=blocked), *args],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=HANG_S,  # only a hang: a start on a loaded machine is never cut
         cwd=REPO,
         stdin=subprocess.DEVNULL,
         check=False,
@@ -102,7 +103,7 @@ def _without(blocked: list[str], *args: str) -> subprocess.CompletedProcess[str]
     [
         (["fastapi"], ["collector", "serve"], "collector"),
         (["duckdb"], ["analysis", "top", "--db", "x.duckdb"], "analysis"),
-        (["deltalake"], ["lake", "status"], "collector"),
+        (["deltalake"], ["lake", "status"], "lake"),
         (["mcp"], ["mcp"], "mcp"),
     ],
 )
@@ -111,10 +112,9 @@ def test_a_missing_extra_names_the_distribution_and_the_extra(
 ) -> None:
     done = _without(blocked, *args)
     assert done.returncode == 1, done.stderr
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1, done.stderr
+    lines = (done.stdout + done.stderr).strip().splitlines()
+    assert len(lines) == 1, lines
     assert f"pip install '{DISTRIBUTION}[{extra}]'" in lines[0]
-    assert blocked[0] in lines[0]
 
 
 @pytest.mark.slow

@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from contract.version import package_version
 from lmcp.cli import app
+from tests._servers import HANG_S
 
 #: Never needed by a command that reads a file or the state folder.
 HEAVY = (
@@ -56,7 +57,7 @@ def loaded(args: list[str], home: Path, watched: tuple[str, ...]) -> list[str]:
         [sys.executable, "-c", _PROBE.format(watched=watched), *args],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=HANG_S,  # only a hang: a start on a loaded machine is never cut
         env={"LMCP_HOME": str(home), "PATH": "/usr/bin:/bin"},
         stdin=subprocess.DEVNULL,
         check=False,

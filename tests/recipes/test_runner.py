@@ -14,6 +14,7 @@ from client.host import ToolHost, ToolResult
 from client.paths import LmcpHome
 from client.recipes import Manifest, RunControl, ToolStep, WaitStep, recipe_filename, run_recipe
 from contract.schema import ErrorClass, Outcome, RingEntry, ToolName
+from tests._servers import HANG_S
 
 Save = Callable[..., ToolResult]
 Call = Callable[..., ToolResult]
@@ -178,10 +179,11 @@ def test_waits_are_real(host: ToolHost) -> None:
 
 def test_waits_are_cancellable(host: ToolHost) -> None:
     control = RunControl()
-    manifest = Manifest("w", (ToolStep("get_datetime"), WaitStep(30), ToolStep("get_datetime")))
+    # A wait only a hang would sit out: the run ends when cancelled, long before it.
+    manifest = Manifest("w", (ToolStep("get_datetime"), WaitStep(HANG_S), ToolStep("get_datetime")))
     threading.Timer(0.1, control.cancel.set).start()
     start = time.monotonic()
     reply = run_recipe(manifest, host, control=control)
-    assert time.monotonic() - start < 5
+    assert time.monotonic() - start < HANG_S
     assert reply.outcome is Outcome.failed
     assert reply.result["cancelled"] is True and reply.result["stopped_at"] == 1

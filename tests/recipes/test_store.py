@@ -12,6 +12,7 @@ import pytest
 from client.host import ToolResult
 from client.paths import LmcpHome
 from client.recipes import RecipeStore, recipe_filename
+from tests._servers import HANG_S
 from tests.recipes.conftest import make_host
 
 Save = Callable[..., ToolResult]
@@ -111,9 +112,9 @@ def test_twenty_processes_save_one_name_at_once_exactly_one_succeeds(home: LmcpH
     ]
     for proc in procs:
         proc.start()
-    results = [out.get(timeout=60) for _ in procs]
+    results = [out.get(timeout=HANG_S) for _ in procs]
     for proc in procs:
-        proc.join(timeout=60)
+        proc.join(timeout=HANG_S)
         assert proc.exitcode == 0
     winners = [i for i, ok, _ in results if ok]
     assert len(winners) == 1

@@ -18,6 +18,7 @@ from cloudskills.settings import SkillsSettings
 from collector.settings import CollectorSettings
 from lmcp.cli import app
 from service.settings import SettingsProblem, load_settings
+from tests._servers import HANG_S
 
 REPO = Path(__file__).resolve().parents[2]
 runner = CliRunner()
@@ -105,7 +106,7 @@ def _serve(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[
         [sys.executable, "-m", "lmcp", *args],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=HANG_S,  # only a hang: a start on a loaded machine is never cut
         cwd=REPO,
         env={"PATH": os.environ["PATH"], **env},
         stdin=subprocess.DEVNULL,

@@ -18,7 +18,7 @@ from jsonschema import Draft202012Validator
 from cloudskills.principals import SkillPrincipal, TeamMembership
 from cloudskills.settings import SkillsSettings
 from collector.settings import CollectorSettings
-from tests._servers import running_collector, running_skills
+from tests._servers import HANG_S, running_collector, running_skills
 
 #: The cast: a key per token.
 CAST: dict[str, SkillPrincipal] = {
@@ -131,7 +131,7 @@ def api(base_url: str) -> Iterator[Callable[[str], httpx.Client]]:
         client = httpx.Client(
             base_url=base_url,
             headers=headers,
-            timeout=30,
+            timeout=HANG_S,
             event_hooks={"response": [check_envelope]},
         )
         clients.append(client)

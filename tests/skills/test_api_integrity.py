@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from cloudskills.app import create_app
+from tests._servers import HANG_S
 from tests.skills.conftest import make_settings, skill_body, token_of
 
 Api = Callable[[str], httpx.Client]
@@ -19,7 +20,7 @@ Api = Callable[[str], httpx.Client]
 
 async def _concurrent_saves(base_url: str, bodies: list[dict[str, object]]) -> list[httpx.Response]:
     headers = {"Authorization": f"Bearer {token_of('ann')}"}
-    async with httpx.AsyncClient(base_url=base_url, headers=headers, timeout=60) as client:
+    async with httpx.AsyncClient(base_url=base_url, headers=headers, timeout=HANG_S) as client:
         return await asyncio.gather(*(client.post("/v1/skills", json=b) for b in bodies))
 
 

@@ -17,6 +17,7 @@ from client.skills._execute import (
     run_script,
     scrubbed_env,
 )
+from tests._servers import HANG_S, wait_until
 
 pytestmark = pytest.mark.slow  # every test here starts a process
 
@@ -39,6 +40,11 @@ def _alive(pid: int) -> bool:
     return True
 
 
+#: A script or child sleeping this long outlives any hang limit: if the test sees it end, it
+#: was stopped.
+OUTLIVES_S = int(2 * HANG_S)
+
+
 def test_runs_a_python_script_with_its_arguments() -> None:
     assert PY is not None
     run = run_script("import sys\nprint(sys.argv[1:])\n", PY, ["a b", "--x"])
@@ -54,9 +60,10 @@ def test_reports_a_non_zero_exit_and_stderr() -> None:
 def test_time_limit_stops_the_script() -> None:
     assert PY is not None
     started = time.monotonic()
-    run = run_script("import time\ntime.sleep(60)\n", PY, [], ScriptLimits(timeout_s=0.5))
+    script = f"import time\ntime.sleep({OUTLIVES_S})\n"
+    run = run_script(script, PY, [], ScriptLimits(timeout_s=0.5))
     assert run.timed_out and run.exit_code is None
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < OUTLIVES_S  # cut short, not waited for
 
 
 def test_scrubbed_environment_holds_nothing_of_the_user(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -116,18 +123,14 @@ def test_a_shell_script_runs_with_bin_sh() -> None:
 def test_nothing_the_script_started_is_left_running(tmp_path: Path) -> None:
     assert SH is not None
     pid_file = tmp_path / "child.pid"
-    script = f"sleep 60 &\necho $! > {pid_file}\necho started\n"
+    script = f"sleep {OUTLIVES_S} &\necho $! > {pid_file}\necho started\n"
     started = time.monotonic()
     run = run_script(script, SH, [])
-    assert run.stdout == "started\n" and time.monotonic() - started < 10
+    # The run ends with the script, not with its child (which holds the output pipes).
+    assert run.stdout == "started\n" and time.monotonic() - started < OUTLIVES_S
     child = int(pid_file.read_text())
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        if not _alive(child):
-            break
-        time.sleep(0.05)
-    else:
-        pytest.fail("the script's background child survived")
+    # Killed, not left to end by itself: it would sleep past the hang limit.
+    wait_until(lambda: not _alive(child), what="the script's background child")
 
 
 def test_only_known_interpreters() -> None:

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from cloudskills.settings import SkillsSettings
 from collector.settings import CollectorSettings
 from lmcp.cli import app as lmcp
+from tests._servers import HANG_S
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
@@ -65,8 +66,8 @@ def test_lmcp_skills_migrate_creates_only_the_skills_tables(tmp_path: Path) -> N
 
 
 def test_health_and_readiness(base_url: str) -> None:
-    assert httpx.get(f"{base_url}/healthz", timeout=10).json() == {"status": "ok"}
-    assert httpx.get(f"{base_url}/readyz", timeout=10).json() == {"status": "ready"}
-    missing = httpx.get(f"{base_url}/no-such-route", timeout=10)
+    assert httpx.get(f"{base_url}/healthz", timeout=HANG_S).json() == {"status": "ok"}
+    assert httpx.get(f"{base_url}/readyz", timeout=HANG_S).json() == {"status": "ready"}
+    missing = httpx.get(f"{base_url}/no-such-route", timeout=HANG_S)
     assert missing.status_code == 404
     assert missing.headers["content-type"] == "application/problem+json"

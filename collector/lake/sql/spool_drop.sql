@@ -1,0 +1,2 @@
+-- Forget a batch the lake holds.
+DELETE FROM lake_outbox WHERE lake_batch = $batch;

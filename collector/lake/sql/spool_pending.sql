@@ -1,0 +1,2 @@
+-- Rows the writer stored and no batch holds yet.
+SELECT count(*) FROM signals;
