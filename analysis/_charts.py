@@ -46,7 +46,15 @@ _SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json"
 _CONFIG: Spec = {
     "font": "DejaVu Sans, Helvetica, Arial, sans-serif",
     "view": {"stroke": None},
-    "axis": {"labelFontSize": 11, "titleFontSize": 11, "labelLimit": 320, "grid": True},
+    # labelSeparation: neighbouring tick labels keep 12 px apart as measured here, so a browser
+    # font a little wider than the one measured does not make them touch.
+    "axis": {
+        "labelFontSize": 11,
+        "titleFontSize": 11,
+        "labelLimit": 320,
+        "labelSeparation": 12,
+        "grid": True,
+    },
     "legend": {"labelFontSize": 11, "titleFontSize": 11, "orient": "bottom", "columns": 4},
     "bar": {"cornerRadiusEnd": 2},
 }

@@ -9,17 +9,20 @@ import httpx
 from analysis._filters import Filters
 from analysis._questions import Answer, Question, answer_from_json
 from analysis._rows import Row
+from service.problems import problem_of
 
 __all__ = ["RemoteError", "fetch_answer"]
 
 
 class RemoteError(RuntimeError):
-    """The collector refused or failed. Names the status and the problem code only."""
+    """The collector refused or failed: the status, the problem's code and its detail (which
+    names fields and rules, never a value)."""
 
-    def __init__(self, status: int, code: str) -> None:
+    def __init__(self, status: int, code: str, detail: str | None = None) -> None:
         super().__init__(f"the collector answered {status} ({code})")
         self.status = status
         self.code = code
+        self.detail = detail
 
 
 def fetch_answer(
@@ -43,12 +46,5 @@ def fetch_answer(
     except httpx.HTTPError as exc:
         raise RemoteError(0, type(exc).__name__) from None
     if response.status_code != 200:
-        code = "error"
-        try:
-            body = response.json()
-            if isinstance(body, dict) and isinstance(body.get("code"), str):
-                code = body["code"]
-        except ValueError:
-            pass
-        raise RemoteError(response.status_code, code)
+        raise RemoteError(response.status_code, *problem_of(response.content))
     return answer_from_json(response.json())

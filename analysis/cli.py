@@ -4,6 +4,9 @@ Every question reads either a running collector (``--url`` plus a team token fro
 or ``LMCP_TEAM_TOKEN``: the released figures, the team's view) or a DuckDB file (``--db``: the
 releases stored in it; with ``--exact``, exact figures from its raw rows, which is the steward's
 view of a file only a steward or the operator holds). The token is never printed.
+
+What only some commands need (httpx, the charts, progress bars) they import themselves: a
+question of a file (``lmcp analysis top --db F``, run over and over) imports no more.
 """
 
 from __future__ import annotations
@@ -16,29 +19,23 @@ from collections.abc import Callable
 from dataclasses import fields, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import duckdb
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-from rich.table import Table
 
 from analysis._api import open_db, open_lake
 from analysis._filters import FilterError, Filters
 from analysis._questions import DEFAULT_K, DEFAULT_LIMIT, QUESTIONS, Answer, Question, ask
-from analysis._released import RELEASED_QUESTIONS, NotReleased, ask_released
-from analysis._remote import RemoteError, fetch_answer
 from analysis._rows import Row, TrendRow
-from analysis._synth import synthesize
-from analysis.report import answer_all, build_report, format_cell, write_pngs, write_report
 from client._console import make_console
 from collector.releases.store import DEFAULT_EPSILON
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
+    from rich.table import Table
+
+    from analysis._remote import RemoteError
 
 __all__ = ["app", "answer_table"]
 
@@ -123,6 +120,8 @@ def _filters(
 
 def _fmt(value: object) -> str:
     """``format_cell`` with the terminal's emphasis (spikes, new and growing regressions)."""
+    from analysis.report import format_cell
+
     if value is None:
         return "[dim]\u2014[/dim]"
     if isinstance(value, bool):
@@ -134,6 +133,8 @@ def _fmt(value: object) -> str:
 
 def answer_table(answer: Answer[Row], *, max_rows: int | None = None) -> Table:
     """A rich table of an answer (also used by the demo)."""
+    from rich.table import Table
+
     spec = QUESTIONS[answer.question]
     period = f"{answer.period.start} .. {answer.period.end}"
     table = Table(
@@ -193,6 +194,8 @@ def _answer(
     if exact and db is None and lake is None:
         raise typer.BadParameter("--exact needs --db or --lake (a collector answers with releases)")
     if db is not None or lake is not None:
+        from analysis._released import NotReleased, ask_released
+
         con = _open(db, lake, exact=exact, mirror=mirror)
         try:
             if exact:
@@ -209,6 +212,8 @@ def _answer(
     if not token:
         raise typer.BadParameter("--url needs a team token (--token or LMCP_TEAM_TOKEN)")
     assert url is not None
+    from analysis._remote import RemoteError, fetch_answer
+
     try:
         return fetch_answer(url, token, question, filters, limit=limit)
     except RemoteError as exc:
@@ -239,10 +244,12 @@ def _remote_failed(url: str, exc: RemoteError) -> NoReturn:
             f"[red]error:[/red] cannot reach the collector at {url}: {reason}", soft_wrap=True
         )
     else:
-        hint = _STATUS_HINTS.get(exc.status, exc.code)
+        from rich.markup import escape  # the collector's words, unless a token is wrong
+
+        hint = _STATUS_HINTS.get(exc.status) or exc.detail or exc.code
         err.print(
             f"[red]error:[/red] the collector at {url} answered HTTP {exc.status} ({exc.code}): "
-            f"{hint}",
+            f"{escape(hint)}",
             soft_wrap=True,
         )
     raise typer.Exit(1)
@@ -346,6 +353,10 @@ def report_command(
     mirror: MirrorOpt = None,
 ) -> None:
     """Write the self-contained HTML triage report (offline: inline SVG charts, no script)."""
+    from analysis._released import RELEASED_QUESTIONS
+    from analysis._remote import RemoteError, fetch_answer
+    from analysis.report import answer_all, build_report, write_pngs, write_report
+
     filters = _filters(start, end, platform, version, tool)
     if (db is None) != (lake is None) and url is None:
         con = _open(db, lake, exact=exact, mirror=mirror)
@@ -412,6 +423,8 @@ def synth_command(
             end = dt.date.fromisoformat(end_day)
         except ValueError:
             raise typer.BadParameter("--end-day must be a date like 2026-01-31") from None
+    from analysis._synth import synthesize
+
     with synth_progress() as progress:
         task = progress.add_task("synthesizing", total=signals)
         total = synthesize(
@@ -423,7 +436,9 @@ def synth_command(
 def synth_progress() -> Progress:
     """The bar of ``synth``: rows written, elapsed and the time left (it moves once per chunk,
     ``analysis._synth.CHUNK_ROWS`` rows)."""
-    return Progress(
-        "[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-        TimeElapsedColumn(), "ETA", TimeRemainingColumn(), console=err,
+    from rich import progress as bar
+
+    return bar.Progress(
+        "[progress.description]{task.description}", bar.BarColumn(), bar.MofNCompleteColumn(),
+        bar.TimeElapsedColumn(), "ETA", bar.TimeRemainingColumn(), console=err,
     )  # fmt: skip

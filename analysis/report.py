@@ -66,14 +66,22 @@ section { background: #fff; border: 1px solid #e3e3e8; border-radius: 8px; margi
           padding: 16px 20px; }
 section h2 { margin: 0 0 2px; font-size: 18px; }
 section p.summary { margin: 0 0 10px; color: #555; }
-.chart svg { max-width: 100%; height: auto; }
-table { border-collapse: collapse; margin-top: 10px; font-size: 13px; }
+/* Wide content scrolls inside its section, never the page: a chart keeps its size (its labels
+   stay legible and apart), a table its columns. */
+.chart { overflow-x: auto; }
+.chart svg { display: block; }
+table { border-collapse: collapse; margin-top: 10px; font-size: 13px; display: block;
+        max-width: 100%; overflow-x: auto; }
 th, td { padding: 3px 10px; border-bottom: 1px solid #eee; text-align: left; }
 th { background: #fafafa; font-weight: 600; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .empty { color: #777; font-style: italic; }
 .more { color: #777; font-size: 12px; }
 footer { color: #666; font-size: 12px; padding: 0 32px 24px; }
+@media (max-width: 600px) {
+  header, nav, main, footer { padding-left: 12px; padding-right: 12px; }
+  section { padding: 12px; }
+}
 """
 
 

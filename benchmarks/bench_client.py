@@ -17,7 +17,7 @@ from client.friction import ReportInput, build_signal, default_client_info
 from client.host import FailureContext
 from client.runtime import Runtime
 from contract.catalogue import load_catalogue
-from contract.privacy import DAILY_SIGNAL_LIMIT
+from contract.limits import DAILY_SIGNAL_LIMIT
 from contract.schema import AppState, ErrorClass, FrictionType, Outcome
 
 REPEAT = 15

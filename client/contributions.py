@@ -15,11 +15,14 @@ from __future__ import annotations
 import datetime as dt
 import json
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from client._files import atomic_write_bytes, file_lock
 from client.paths import LmcpHome
-from contract.privacy import DAILY_SIGNAL_LIMIT
-from contract.schema import ErrorClass, FrictionType, ToolName
+from contract.limits import DAILY_SIGNAL_LIMIT
+
+if TYPE_CHECKING:  # names only: ``lmcp signals status`` reads the budget without pydantic
+    from contract.schema import ErrorClass, FrictionType, ToolName
 
 __all__ = ["LIMIT_SETTING", "ContributionBudget", "Refusal", "contribution_key"]
 

@@ -121,6 +121,8 @@ def describe_validation_error(tool: Tool, error: ValidationError) -> str:
         options = [" + ".join(o.get("required", [])) for o in expected if isinstance(o, dict)]
         return "needs one of: " + ", ".join(f"'{o}'" for o in options)
     target = where or "arguments"
+    if rule == "enum" and isinstance(expected, list):  # the schema's own values, never the input
+        return f"{target} breaks rule 'enum': must be one of: " + ", ".join(map(str, expected))
     explain = {
         "type": f"must be of type {expected}",
         "enum": "must be one of the values the schema lists",

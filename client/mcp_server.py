@@ -12,14 +12,15 @@ answers every call itself:
 - any exception: an ``isError`` result with a generic message (only the exception's TYPE is
   logged, to stderr).
 
-``LMCP_HOME`` and ``LMCP_COLLECTOR_URL`` configure it through ``Runtime.from_env()``.
+``LMCP_HOME`` and ``LMCP_COLLECTOR_URL`` configure it through ``Runtime.from_env()``. The
+process's stdio (the handshake answered before this module is even imported) is
+``client/mcp_stdio.py``'s.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import sys
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -32,18 +33,12 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from client.host import ToolHost, ToolResult
+from client.mcp_stdio import INSTRUCTIONS, SERVER_NAME, tool_entries
 from client.recipes import cancel_running
-from contract.catalogue import Effect, Tool
+from contract.schema import Outcome
 from contract.version import package_version
 
-__all__ = [
-    "GENERIC_ERROR",
-    "build_server",
-    "list_tools",
-    "serve",
-    "serve_command",
-    "to_call_result",
-]
+__all__ = ["GENERIC_ERROR", "build_server", "list_tools", "serve", "to_call_result"]
 
 log = logging.getLogger(__name__)
 
@@ -53,25 +48,9 @@ _READERS = 4
 GENERIC_ERROR = "LMCP could not complete this call (an internal error). Nothing was changed."
 
 
-def _annotations(tool: Tool) -> types.ToolAnnotations:
-    return types.ToolAnnotations(
-        read_only_hint=tool.effect is Effect.read,
-        destructive_hint=tool.requires_confirmation,
-        open_world_hint=tool.effect is Effect.send,
-    )
-
-
 def list_tools(host: ToolHost) -> list[types.Tool]:
     """Every catalogue tool, with its input schema exactly as the catalogue holds it."""
-    return [
-        types.Tool(
-            name=tool.name,
-            description=tool.summary,
-            input_schema=json.loads(json.dumps(tool.input_schema)),
-            annotations=_annotations(tool),
-        )
-        for tool in host.catalogue
-    ]
+    return [types.Tool.model_validate(entry) for entry in tool_entries(host.catalogue)]
 
 
 def _content(payload: Mapping[str, Any], *, is_error: bool) -> types.CallToolResult:
@@ -84,7 +63,13 @@ def _content(payload: Mapping[str, Any], *, is_error: bool) -> types.CallToolRes
 
 
 def to_call_result(result: ToolResult) -> types.CallToolResult:
-    return _content(result.to_dict(), is_error=not result.ok)
+    """The call's answer; ``isError`` only when it failed. An empty answer (no note, no match)
+    is an answer: ``ok``, not an error, and still with its friction hint (nothing useful came
+    back, which the agent may report)."""
+    payload = result.to_dict()
+    if result.outcome is Outcome.empty:
+        payload["ok"] = True
+    return _content(payload, is_error=not payload["ok"])
 
 
 def build_server(host: ToolHost) -> Server[Any]:
@@ -148,12 +133,9 @@ def build_server(host: ToolHost) -> Server[Any]:
             )
 
     server: Server[Any] = Server(
-        "lmcp",
+        SERVER_NAME,
         version=package_version(),
-        instructions=(
-            "LMCP's local tools. When a tool fails, you may offer the user to send an anonymous "
-            "friction signal with report_friction (enums only, never what was asked)."
-        ),
+        instructions=INSTRUCTIONS,
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
     )
@@ -163,25 +145,18 @@ def build_server(host: ToolHost) -> Server[Any]:
     return server
 
 
-async def serve(host: ToolHost) -> None:
-    """Serve ``host`` over this process's stdin/stdout until the client closes them."""
+async def serve(
+    host: ToolHost,
+    stdin: anyio.AsyncFile[str] | None = None,
+    stdout: anyio.AsyncFile[str] | None = None,
+) -> None:
+    """Serve ``host`` over stdio (this process's, or the given streams) until stdin closes."""
     server = build_server(host)
-    async with stdio_server() as (read_stream, write_stream):
+    async with stdio_server(stdin, stdout) as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def serve_command() -> None:
-    """Serve every LMCP tool over MCP stdio (configure with LMCP_HOME, LMCP_COLLECTOR_URL)."""
-    import os
-
-    from client.runtime import Runtime
-    from client.skills._token import exec_without_token, handed_over
-
-    exec_without_token()  # a long-running process never keeps the skills token in its environ
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    with Runtime.from_env(handed_over(os.environ)) as runtime:
-        anyio.run(serve, runtime.host)
-
-
 if __name__ == "__main__":  # pragma: no cover - ``python -m client.mcp_server``
+    from client.mcp_stdio import serve_command
+
     serve_command()

@@ -24,24 +24,38 @@ import os
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
-
-from pydantic import TypeAdapter, ValidationError
+from typing import TYPE_CHECKING
 
 from client._files import atomic_write_bytes, file_lock, fsync_dir
 from client.paths import LmcpHome
-from contract.schema import AnySignal, FrictionSignal, upgrade
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
+
+    from contract.schema import AnySignal, FrictionSignal
 
 __all__ = ["MAX_SIGNALS", "Outbox", "OutboxAdd", "OutboxUnwritable"]
 
 log = logging.getLogger(__name__)
 MAX_SIGNALS = 1000
-_ENTRY: TypeAdapter[AnySignal] = TypeAdapter(AnySignal)
 _LEGACY_PREFIX = b'{"version"'
 
 
 class OutboxUnwritable(OSError):
     """Nothing of this add is on disk (the disk is full or failing): never answer "queued"."""
+
+
+@cache
+def _entry() -> TypeAdapter[AnySignal]:
+    """The wire model of one entry, built on the first read: an absent or empty outbox (what
+    ``lmcp signals status`` reads most) needs no pydantic."""
+    from pydantic import TypeAdapter
+
+    from contract.schema import AnySignal
+
+    return TypeAdapter(AnySignal)
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,11 +189,16 @@ class Outbox:
         return list(unique.values())
 
     def _parse(self, lines: Iterable[bytes]) -> list[FrictionSignal]:
+        from pydantic import ValidationError
+
+        from contract.schema import upgrade
+
         signals: list[FrictionSignal] = []
         invalid = 0
+        entry = _entry()
         for line in lines:
             try:
-                signals.append(upgrade(_ENTRY.validate_json(line)))
+                signals.append(upgrade(entry.validate_json(line)))
             except (ValidationError, ValueError):
                 invalid += 1
         if invalid:

@@ -1,8 +1,8 @@
 """``lmcp signals``: what users see of anonymous friction signals, and the switch.
 
 ``status``, ``on``, ``off`` and ``local`` build only the parts they read (the state folder, the
-consent gate, the outbox): they are what a user runs most, and the whole runtime (every tool,
-the HTTP client) is not needed to answer them.
+consent gate, the outbox) and print plain text: they are what a user runs most, and neither the
+whole runtime (every tool, the HTTP client), pydantic nor rich is needed to answer them.
 """
 
 from __future__ import annotations
@@ -10,16 +10,18 @@ from __future__ import annotations
 import errno
 import json
 import os
-from typing import TYPE_CHECKING, Annotated
+from functools import cache
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from client._console import make_console
 from client.collector_url import URL_VARIABLE, collector_url, url_problem
 from client.consent import ConsentGate, SignalsMode
 from client.paths import LmcpHome
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from client.runtime import Runtime
 
 HELP = (
@@ -32,8 +34,15 @@ HELP = (
 )
 
 app = typer.Typer(no_args_is_help=True, help=HELP, add_completion=False)
-console = make_console()
 _URL_VAR = URL_VARIABLE
+
+
+@cache
+def _console() -> Console:
+    """The rich console of the commands that print tables or JSON (imported only for them)."""
+    from client._console import make_console
+
+    return make_console()
 
 
 def _home() -> LmcpHome:
@@ -55,49 +64,77 @@ def _collector_url() -> str:
     return collector_url(os.environ)
 
 
+def _status(home: LmcpHome) -> dict[str, Any]:
+    """Everything ``status`` reports, as data (``--json`` prints exactly this)."""
+    from client.contributions import ContributionBudget
+    from client.outbox import Outbox
+    from contract.days import utc_today
+    from contract.limits import PER_KEY_DAILY_LIMIT
+
+    consent = ConsentGate(home, os.environ)
+    state = consent.status()
+    restriction = consent.restriction
+    budget = ContributionBudget(home)
+    url = _collector_url()
+    return {
+        "choice": state.setting.value,
+        "choice_source": state.setting_source.value,
+        "environment_restriction": None if restriction is None else restriction.value,
+        "effective_mode": state.mode.value,
+        "daily_bound": {
+            "per_key": PER_KEY_DAILY_LIMIT,
+            "limit": budget.limit,
+            "used_today": budget.used(utc_today()),
+        },
+        "queued": len(Outbox(home)),
+        "collector_url": url,
+        "collector_url_problem": url_problem(url),
+        "state_folder": str(home.root),
+    }
+
+
 @app.command()
-def status() -> None:
+def status(
+    raw: Annotated[
+        bool, typer.Option("--json", help="Print the status as one JSON object.")
+    ] = False,
+) -> None:
     """What a server started anywhere would do, why, and what is queued.
 
     The settings file holds your choice; any LMCP process (an MCP server started by an app, a
     shell) follows it. The environment can only turn signals off, never on.
     """
-    from client.contributions import ContributionBudget
-    from client.outbox import Outbox
-    from contract.days import utc_today
-    from contract.privacy import PER_KEY_DAILY_LIMIT
-
-    home = _home()
-    consent = ConsentGate(home, os.environ)
-    state = consent.status()
-    why = state.setting_source.value
-    console.print(f"your choice (settings file): [bold]{state.setting.value}[/bold]  ({why})")
-    console.print(f"  {_MEANING[state.setting]}")
-    restriction = consent.restriction
+    report = _status(_home())
+    if raw:
+        typer.echo(json.dumps(report, indent=2))
+        return
+    choice = SignalsMode(report["choice"])
+    bound = report["daily_bound"]
+    bold = typer.style(choice.value, bold=True)
+    typer.echo(f"your choice (settings file): {bold}  ({report['choice_source']})")
+    typer.echo(f"  {_MEANING[choice]}")
+    restriction = report["environment_restriction"]
     if restriction is None:
-        console.print("this shell's environment: restricts nothing")
+        typer.echo("this shell's environment: restricts nothing")
     else:
-        console.print(f"this shell's environment: [red]off[/red] by {restriction.value}")
-    console.print(
+        typer.echo(f"this shell's environment: {typer.style('off', fg='red')} by {restriction}")
+    typer.echo(
         "environment variables (DO_NOT_TRACK, LMCP_ANONYMOUS_SIGNALS) can only turn signals "
         "off: a server started elsewhere does at most what your choice says."
     )
-    budget = ContributionBudget(home)
-    today = utc_today()
-    console.print(
-        f"daily bound: at most {PER_KEY_DAILY_LIMIT} signal per (tool, error class, friction "
-        f"type) and {budget.limit} in all per UTC day; used today: {budget.used(today)}"
+    typer.echo(
+        f"daily bound: at most {bound['per_key']} signal per (tool, error class, friction "
+        f"type) and {bound['limit']} in all per UTC day; used today: {bound['used_today']}"
     )
-    console.print(f"queued in the outbox: {len(Outbox(home))}")
-    url = _collector_url()
-    console.print(f"collector: {url}  ({_URL_VAR} sets it)")
-    problem = url_problem(url)
+    typer.echo(f"queued in the outbox: {report['queued']}")
+    typer.echo(f"collector: {report['collector_url']}  ({_URL_VAR} sets it)")
+    problem = report["collector_url_problem"]
     if problem is not None:
-        console.print(
-            f"[yellow]warning:[/yellow] {_URL_VAR} is not a usable collector URL: {problem}; "
-            "signals stay queued until it is fixed."
+        typer.echo(
+            f"{typer.style('warning:', fg='yellow')} {_URL_VAR} is not a usable collector URL: "
+            f"{problem}; signals stay queued until it is fixed."
         )
-    console.print(f"state folder: {home.root}  (LMCP_HOME sets it)")
+    typer.echo(f"state folder: {report['state_folder']}  (LMCP_HOME sets it)")
 
 
 _MEANING = {
@@ -132,42 +169,60 @@ def _set(mode: SignalsMode) -> None:
     consent = ConsentGate(home, os.environ)
     queued = len(Outbox(home))
     consent.set_mode(mode)
-    console.print(f"anonymous signals are now {mode.value}: {_MEANING[mode]}")
+    typer.echo(f"anonymous signals are now {mode.value}: {_MEANING[mode]}")
     if mode is SignalsMode.on:
-        console.print(
+        typer.echo(
             "what is sent: when a tool fails and the agent reports it, one signal made only of "
             "enums, buckets, a day and catalogue names (no argument value, no path, no text). "
-            "See the fields: `lmcp signals catalogue`; the exact JSON for your latest failure: "
+            "See the fields: `lmcp signals catalogue`; the signal your latest failure would send: "
             "`lmcp signals preview`; what was sent: `lmcp signals log`."
         )
     elif queued:
-        console.print(f"{queued} queued signal(s) were discarded: they will never be sent.")
+        typer.echo(f"{queued} queued signal(s) were discarded: they will never be sent.")
     else:
-        console.print("no signal was queued: nothing was discarded.")
+        typer.echo("no signal was queued: nothing was discarded.")
     restriction = consent.restriction
     if restriction is not None and mode is not SignalsMode.off:
-        console.print(
-            f"[yellow]note:[/yellow] {restriction.value} in this shell keeps them off here."
-        )
+        note = typer.style("note:", fg="yellow")
+        typer.echo(f"{note} {restriction.value} in this shell keeps them off here.")
+
+
+#: What ``preview`` shows in place of the random id each signal gets (a valid, fixed UUID4).
+EXAMPLE_SIGNAL_ID = "00000000-0000-4000-8000-000000000000"
+#: The fields the agent's report sets: ``preview`` shows examples of them, not what is sent.
+REPORTED_FIELDS = ("friction_type", "error_category", "intent_category", "attempts")
+#: The fields that say what the signal is, not what happened: the same in every signal.
+ENVELOPE_FIELDS = ("schema_version", "signal_id", "day", "client")
 
 
 @app.command()
 def preview() -> None:
-    """Print the exact JSON that would be sent for the latest failure."""
-    rt = _runtime()
-    if rt.consent.mode() is SignalsMode.off:
-        console.print("anonymous signals are off: nothing would be sent.")
-        return
-    signal = rt.reporter.preview()
+    """Show the signal your latest failure would send: what is fixed, and what is an example.
+
+    The same failure shows the same output on every call: the fields the agent's report sets
+    are shown as examples, and the random signal_id as a fixed example id.
+    """
+    with _runtime() as rt:
+        if rt.consent.mode() is SignalsMode.off:
+            typer.echo("anonymous signals are off: nothing would be sent.")
+            return
+        signal = rt.reporter.preview()
     if signal is None:
-        console.print("no failure recorded yet: nothing to send.")
+        typer.echo("no failure recorded yet: nothing to send.")
         return
-    console.print(
-        "friction_type, error_category, intent_category and attempts (a bucket of its count) "
-        "come from the agent's report; signal_id is new for each signal.",
-        style="dim",
-    )
-    console.print_json(signal.model_dump_json())
+    doc = json.loads(signal.model_dump_json())
+    doc["signal_id"] = EXAMPLE_SIGNAL_ID
+    failure = [name for name in doc if name not in REPORTED_FIELDS + ENVELOPE_FIELDS]
+    examples = ", ".join(f"{name} (example: {json.dumps(doc[name])})" for name in REPORTED_FIELDS)
+    for line in (
+        "If the agent reports this failure, this signal is sent (one JSON document):",
+        f"  as shown, from the failure: {', '.join(failure)}",
+        f"  as shown: schema_version, client, day (the UTC day it is built: {doc['day']})",
+        f"  set by the agent's report, shown as examples: {examples}",
+        f"  signal_id: a new random id for each signal; shown: the example {EXAMPLE_SIGNAL_ID}",
+    ):
+        typer.echo(line)
+    _console().print_json(json.dumps(doc))
 
 
 @app.command()
@@ -196,7 +251,7 @@ def log(
             str(len(s["args"])),
             str(len(s["ring"])),
         )
-    console.print(table if entries else "nothing sent or kept yet.")
+    _console().print(table if entries else "nothing sent or kept yet.")
 
 
 @app.command()
@@ -210,12 +265,12 @@ def flush() -> None:
     rt = _runtime()
     try:
         if not rt.consent.enabled():
-            console.print("anonymous signals are not on: nothing is sent (`lmcp signals status`).")
+            typer.echo("anonymous signals are not on: nothing is sent (`lmcp signals status`).")
             return
         result = rt.reporter.flush()
     finally:
         rt.close()
-    console.print(
+    typer.echo(
         f"delivered {result['delivered']}, refused {result['rejected']}, "
         f"still queued {result['pending']}"
     )

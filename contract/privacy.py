@@ -2,7 +2,8 @@
 
 The unit of privacy is one installation over one UTC day. The client enforces, before a signal
 is built, at most ``PER_KEY_DAILY_LIMIT`` signal per (tool, error class, friction type) and at
-most ``DAILY_SIGNAL_LIMIT`` signals in all (``client/contributions.py``). A release grouped by
+most ``DAILY_SIGNAL_LIMIT`` signals in all (``contract/limits.py``, enforced by
+``client/contributions.py``). A release grouped by
 that key therefore moves by at most 1 in each of at most C cells (L0 = L1 = C, Linf = 1).
 
 ``covert_channel()`` bounds what a malicious or prompt-injected agent can move out through
@@ -17,6 +18,7 @@ import math
 from dataclasses import dataclass
 
 from contract.catalogue import load_catalogue
+from contract.limits import DAILY_SIGNAL_LIMIT
 from contract.schema import (
     MAX_ARGS,
     RING_SIZE,
@@ -32,18 +34,12 @@ from contract.schema import (
 )
 
 __all__ = [
-    "DAILY_SIGNAL_LIMIT",
-    "PER_KEY_DAILY_LIMIT",
     "ChannelBound",
     "channel_fields",
     "covert_channel",
     "distinct_signals",
 ]
 
-#: C: the most signals one installation sends in one UTC day (a user may only lower it).
-DAILY_SIGNAL_LIMIT = 10
-#: The most signals one installation sends per (tool, error class, friction type) per UTC day.
-PER_KEY_DAILY_LIMIT = 1
 
 #: Types whose size is bucketed; the others carry no size.
 _SIZED = (ArgType.string, ArgType.array, ArgType.object)

@@ -7,6 +7,7 @@ recognise is a bug and keeps its traceback.
 
 from __future__ import annotations
 
+import errno
 import re
 
 __all__ = ["one_line"]
@@ -25,6 +26,13 @@ def one_line(exc: BaseException) -> str | None:
     text = str(exc)
     if kind.__module__.split(".")[0] in {"duckdb", "_duckdb"}:
         return _duckdb(kind.__name__, text)
+    if (kind.__module__, kind.__name__) == ("service.settings", "SettingsProblem"):
+        return text  # names the variable and the rule, never the value
+    if isinstance(exc, OSError) and exc.errno == errno.EADDRINUSE:
+        return (
+            f"{exc.filename} is already in use (another collector or service is listening "
+            "there?): stop it, or pass --port (or --host)"
+        )
     if isinstance(exc, IsADirectoryError):
         where = exc.filename2 or exc.filename
         return f"{where} is a folder where a file is expected: remove or rename it"

@@ -1,7 +1,9 @@
-"""Import a part that needs an optional extra (``[collector]``, ``[analysis]``, ``[mcp]``).
+"""Parts that need an optional extra (``[mcp]``, ``[collector]``, ``[analysis]``).
 
 Only a missing THIRD-PARTY module means "this extra is not installed": an ImportError raised
 by our own packages is a bug and propagates, instead of silently dropping a command or a route.
+``absent_module`` is that test, written once; the shell's command groups and
+``import_optional`` both ask it.
 """
 
 from __future__ import annotations
@@ -9,11 +11,19 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-__all__ = ["import_optional"]
+__all__ = ["absent_module", "import_optional", "install_hint"]
 
 _OWN_PACKAGES = frozenset(
     {"contract", "service", "client", "collector", "cloudskills", "analysis", "lmcp"}
 )
+
+
+def absent_module(exc: ModuleNotFoundError) -> str | None:
+    """The third-party module ``exc`` says is missing (an extra not installed), or None when
+    the missing module is one of ours (a bug, which must keep its traceback)."""
+    if exc.name is None or exc.name.split(".")[0] in _OWN_PACKAGES:
+        return None
+    return exc.name
 
 
 def import_optional(module: str) -> ModuleType | None:
@@ -21,6 +31,13 @@ def import_optional(module: str) -> ModuleType | None:
     try:
         return importlib.import_module(module)
     except ModuleNotFoundError as exc:
-        if exc.name is None or exc.name.split(".")[0] in _OWN_PACKAGES:
+        if absent_module(exc) is None:
             raise
         return None
+
+
+def install_hint(extra: str) -> str:
+    """The command that installs ``extra`` of this distribution (its name on the index)."""
+    from contract.version import DISTRIBUTION
+
+    return f"pip install '{DISTRIBUTION}[{extra}]'"

@@ -16,7 +16,14 @@ from collector.app import CollectorApp, RouterFactory, create_app
 from collector.settings import CollectorSettings
 from service.http import ServingLimits, guarded_protocol
 
-__all__ = ["GRACEFUL_SHUTDOWN_S", "Bind", "collector_app", "collector_limits", "uvicorn_config"]
+__all__ = [
+    "GRACEFUL_SHUTDOWN_S",
+    "Bind",
+    "check_address_free",
+    "collector_app",
+    "collector_limits",
+    "uvicorn_config",
+]
 
 
 def collector_app(
@@ -81,3 +88,26 @@ def uvicorn_config(
         "headers": [("X-Content-Type-Options", "nosniff")],
         **extra,
     }
+
+
+def check_address_free(settings: Bind) -> None:
+    """Fail before uvicorn starts when the address is taken: ``OSError(EADDRINUSE)`` naming
+    ``host:port``, which the shell prints as one line (uvicorn would log its own error, with
+    the start-up lines before it, then exit). Bound as uvicorn binds, with SO_REUSEADDR, so a
+    socket of a server that just stopped (TIME_WAIT) is no reason to refuse."""
+    import errno
+    import socket
+
+    where = f"{settings.host}:{settings.port}"
+    try:
+        addresses = socket.getaddrinfo(settings.host, settings.port, type=socket.SOCK_STREAM)
+    except OSError:
+        return  # a name that does not resolve: uvicorn says so itself
+    for family, kind, proto, _, address in addresses:  # uvicorn binds each of them
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(address)
+            except OSError as exc:
+                if exc.errno == errno.EADDRINUSE:
+                    raise OSError(errno.EADDRINUSE, "address already in use", where) from None

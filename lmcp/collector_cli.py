@@ -15,6 +15,7 @@ import typer
 
 from collector.settings import CollectorSettings
 from lmcp._overrides import bind_overrides
+from service.settings import load_settings
 
 __all__ = ["app", "build_settings", "tune_serving_process"]
 
@@ -30,7 +31,7 @@ def build_settings(
     *, host: str | None = None, port: int | None = None, db: Path | None = None
 ) -> CollectorSettings:
     """Settings from the environment, with the command-line options on top."""
-    return CollectorSettings(**bind_overrides(host=host, port=port, db=db))
+    return load_settings(CollectorSettings, **bind_overrides(host=host, port=port, db=db))
 
 
 #: How long a thread may hold the GIL before another one asking for it gets it (CPython: 0.005).
@@ -69,10 +70,11 @@ def serve(
     """Run the collector under uvicorn until interrupted."""
     import uvicorn
 
-    from lmcp.apps import collector_app, uvicorn_config
+    from lmcp.apps import check_address_free, collector_app, uvicorn_config
     from service.serving import silence_access_log
 
     settings = build_settings(host=host, port=port, db=db)
+    check_address_free(settings)
     if lake is not None:
         settings = settings.model_copy(update={"lake_uri": lake})
     _check_not_in_use(settings.db_path)
@@ -198,8 +200,11 @@ def _backup_online(url: str, token: str | None) -> None:
         trust_env=False,
     )
     if response.status_code != 200:
-        code = response.json().get("code", "error") if response.content else "error"
-        typer.echo(f"backup failed: {response.status_code} {code}", err=True)
+        from service.problems import problem_of
+
+        code, detail = problem_of(response.content)
+        reason = f": {detail}" if detail else ""
+        typer.echo(f"backup failed: {response.status_code} {code}{reason}", err=True)
         raise typer.Exit(1)
     result = response.json()
     typer.echo(f"the collector wrote {result['file']} ({result['signals']} signal(s))")

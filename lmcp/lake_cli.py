@@ -67,9 +67,10 @@ def _lake_extra() -> None:
 def _store(lake: str | None) -> LakeStore:
     from collector.lake.config import lake_from_settings
     from collector.settings import CollectorSettings
+    from service.settings import load_settings
 
     try:
-        store = lake_from_settings(CollectorSettings(), lake)
+        store = lake_from_settings(load_settings(CollectorSettings), lake)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     if not store.exists():
@@ -158,8 +159,9 @@ def release(
     from collector.lake.releases import release as run
     from collector.releases.store import params_from_settings
     from collector.settings import CollectorSettings
+    from service.settings import load_settings
 
-    settings = CollectorSettings()
+    settings = load_settings(CollectorSettings)
     window = days if days is not None else settings.retention_days
     memory = _memory(memory_limit)
     results = run(
@@ -189,8 +191,9 @@ def retain(
     """Delete the signals outside the retention window and VACUUM their files away."""
     from collector.lake.jobs import retain as run
     from collector.settings import CollectorSettings
+    from service.settings import load_settings
 
-    window = days if days is not None else CollectorSettings().retention_days
+    window = days if days is not None else load_settings(CollectorSettings).retention_days
     result = run(_store(lake), _today(today), window, grace_hours=grace_hours)
     typer.echo(
         f"deleted {result.rows_deleted} row(s) and {result.released_rows_deleted} released "

@@ -63,7 +63,7 @@ class PrivacyParameters:
 
 def privacy_parameters() -> PrivacyParameters:
     """The parameters at the collector's default settings (the contribution bound always)."""
-    from contract.privacy import DAILY_SIGNAL_LIMIT, PER_KEY_DAILY_LIMIT
+    from contract.limits import DAILY_SIGNAL_LIMIT, PER_KEY_DAILY_LIMIT
 
     try:
         from collector.releases.cubes import CUBES

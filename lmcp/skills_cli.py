@@ -15,6 +15,7 @@ import typer
 
 from cloudskills.settings import SkillsSettings
 from lmcp._overrides import bind_overrides
+from service.settings import load_settings
 
 __all__ = ["app", "build_settings"]
 
@@ -30,7 +31,7 @@ def build_settings(
     *, host: str | None = None, port: int | None = None, db: Path | None = None
 ) -> SkillsSettings:
     """Settings from the environment, with the command-line options on top."""
-    return SkillsSettings(**bind_overrides(host=host, port=port, db=db))
+    return load_settings(SkillsSettings, **bind_overrides(host=host, port=port, db=db))
 
 
 @app.command()
@@ -44,10 +45,11 @@ def serve(
     import uvicorn
 
     from cloudskills.app import create_app
-    from lmcp.apps import uvicorn_config
+    from lmcp.apps import check_address_free, uvicorn_config
     from service.serving import silence_access_log
 
     settings = build_settings(host=host, port=port, db=db)
+    check_address_free(settings)
     logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     silence_access_log()
     uvicorn.run(create_app(settings), **uvicorn_config(settings, log_level=log_level))

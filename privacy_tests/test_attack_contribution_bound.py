@@ -18,7 +18,7 @@ from pydantic import SecretStr
 
 from client.runtime import Runtime
 from collector.settings import CollectorSettings
-from contract.privacy import DAILY_SIGNAL_LIMIT, PER_KEY_DAILY_LIMIT
+from contract.limits import DAILY_SIGNAL_LIMIT, PER_KEY_DAILY_LIMIT
 from contract.schema import FrictionType
 from tests._delivery import accepted, deliver_queued
 from tests._servers import running_collector

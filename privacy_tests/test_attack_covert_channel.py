@@ -28,7 +28,8 @@ from pydantic import SecretStr
 from client.runtime import Runtime
 from collector.settings import CollectorSettings
 from contract.catalogue import load_catalogue
-from contract.privacy import DAILY_SIGNAL_LIMIT, channel_fields, covert_channel
+from contract.limits import DAILY_SIGNAL_LIMIT
+from contract.privacy import channel_fields, covert_channel
 from contract.schema import RING_SIZE, ArgName, ArgType, FrictionSignal, SizeBucket
 from tests._servers import running_collector
 

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from collector.releases.cubes import CUBES, DEFAULT_SPLIT
 from collector.releases.store import PrivacyParams
 from collector.settings import CollectorSettings
-from contract.privacy import DAILY_SIGNAL_LIMIT, PER_KEY_DAILY_LIMIT
+from contract.limits import DAILY_SIGNAL_LIMIT, PER_KEY_DAILY_LIMIT
 from lmcp.cli import app
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"

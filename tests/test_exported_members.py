@@ -2,7 +2,8 @@
 
 A module's public names are those it defines at top level (a ``def``, a ``class``, an
 assignment) without a leading underscore, and, for a package, the names it imports from its
-own submodules (its re-exports). Names imported from elsewhere are dependencies, not surface;
+own submodules (its re-exports, also the lazy ones: what a package with a module ``__getattr__``
+imports under ``if TYPE_CHECKING:``). Names imported from elsewhere are dependencies, not surface;
 loggers, type variables and modules are never surface. Anything else must be in ``__all__``
 or start with an underscore.
 """
@@ -30,6 +31,7 @@ MODULES = [
     "client.consent",
     "client.contributions",
     "contract.privacy",
+    "contract.limits",
     "client.outbox",
     "client.sender",
     "client.friction",
@@ -44,6 +46,7 @@ MODULES = [
     "client.recipes",
     "client.skills",
     "client.mcp_server",
+    "client.mcp_stdio",
     "collector.app",
     "collector.settings",
     "collector.errors",
@@ -65,12 +68,25 @@ MODULES = [
 ]
 
 
+def _lazy_imports(tree: ast.Module) -> list[ast.stmt]:
+    """A package with a module ``__getattr__`` re-exports lazily what its top-level
+    ``if TYPE_CHECKING:`` block imports (``contract.schema``: the models, on first use)."""
+    if not any(isinstance(n, ast.FunctionDef) and n.name == "__getattr__" for n in tree.body):
+        return []
+    return [
+        inner
+        for node in tree.body
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+        for inner in node.body
+    ]
+
+
 def _defined_names(module: types.ModuleType) -> set[str]:
     """Top-level names ``module``'s source binds, and a package's imports from its submodules."""
     tree = ast.parse(inspect.getsource(module))
     package = module.__name__ if hasattr(module, "__path__") else None
     names: set[str] = set()
-    for node in tree.body:
+    for node in [*tree.body, *(_lazy_imports(tree) if package else [])]:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             names.add(node.name)
         elif isinstance(node, ast.Assign):

@@ -139,18 +139,32 @@ def _params(rt: Runtime, name: str, pairs: list[str], as_json: str | None) -> di
         if not isinstance(loaded, dict):
             raise typer.BadParameter("--params-json must be a JSON object")
         values.update(loaded)
-    if pairs:
-        try:
-            declared = {p.name: p for p in RecipeStore(rt.home.recipes).load(name).params}
-        except StoreError:
-            declared = {}
-        for pair in pairs:
-            key, sep, text = pair.partition("=")
-            if not sep:
-                raise typer.BadParameter("--param takes NAME=VALUE")
-            param = declared.get(key)
-            values[key] = _typed(param, text) if param is not None else text
+    try:
+        declared: dict[str, Param] | None = {
+            p.name: p for p in RecipeStore(rt.home.recipes).load(name).params
+        }
+    except StoreError:
+        declared = None  # no such recipe (or a damaged one): the run itself says so
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep:
+            raise typer.BadParameter("--param takes NAME=VALUE")
+        param = (declared or {}).get(key)
+        values[key] = _typed(param, text) if param is not None else text
+    if declared is not None:
+        _refuse_undeclared(name, values, declared)
     return values
+
+
+def _refuse_undeclared(name: str, values: dict[str, Any], declared: dict[str, Param]) -> None:
+    """Name a param the recipe does not take: here it is the user's own word, typed in their
+    terminal (over MCP the runner names none, as an agent's key may itself be a value)."""
+    unknown = [key for key in values if key not in declared]
+    if unknown:
+        takes = ", ".join(f"'{p}'" for p in declared) or "none"
+        listed = ", ".join(f"'{key}'" for key in unknown)
+        noun = "params" if len(unknown) > 1 else "param"
+        raise typer.BadParameter(f"recipe '{name}' has no {noun} {listed} (it takes: {takes})")
 
 
 def _read_json(file: Path, what: str) -> Any:

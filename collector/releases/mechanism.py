@@ -13,14 +13,14 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
-
-import opendp.prelude as dp
+from typing import TYPE_CHECKING
 
 from collector.releases.cubes import Bounds
 
-__all__ = ["Calibration", "calibrate", "release_counts"]
+if TYPE_CHECKING:
+    import opendp.prelude as dp
 
-dp.enable_features("contrib")
+__all__ = ["Calibration", "calibrate", "release_counts"]
 _SEP = "\x1f"
 _MAX_THRESHOLD = 1 << 30
 
@@ -34,7 +34,19 @@ class Calibration:
     bounds: Bounds
 
 
+@functools.cache
+def _enable_contrib() -> None:
+    import opendp.prelude
+
+    opendp.prelude.enable_features("contrib")
+
+
 def _measurement(scale: float, threshold: int) -> dp.Measurement:
+    # OpenDP is imported by the first release drawn: reading stored releases (every triage
+    # answer, ``lmcp analysis … --db``) needs none of it.
+    import opendp.prelude as dp
+
+    _enable_contrib()
     domain = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=int))
     metric = dp.l01inf_distance(dp.absolute_distance(T=int))
     return dp.m.make_laplace_threshold(domain, metric, scale=scale, threshold=threshold)

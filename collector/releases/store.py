@@ -12,12 +12,15 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import duckdb
 
 from collector.releases.cubes import CUBES, DEFAULT_SPLIT, Cube, cube_sql
 from collector.releases.mechanism import Calibration, calibrate, release_counts
-from collector.settings import CollectorSettings
+
+if TYPE_CHECKING:  # reading releases (triage) needs no settings model
+    from collector.settings import CollectorSettings
 
 __all__ = [
     "DEFAULT_CAP",

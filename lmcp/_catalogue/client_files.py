@@ -7,7 +7,7 @@ from lmcp.datacatalogue import CatalogueField, DataFormat
 
 
 def client_formats() -> list[DataFormat]:
-    from contract.privacy import DAILY_SIGNAL_LIMIT
+    from contract.limits import DAILY_SIGNAL_LIMIT
 
     return [
         DataFormat(

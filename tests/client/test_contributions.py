@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from client.contributions import ContributionBudget, Refusal
 from client.paths import LmcpHome
 from client.runtime import Runtime
-from contract.privacy import DAILY_SIGNAL_LIMIT
+from contract.limits import DAILY_SIGNAL_LIMIT
 from tests._servers import child_process
 
 from .conftest import Recorder

@@ -32,7 +32,7 @@ def test_consent_page_commands_exist_and_parameters_match() -> None:
     from typer.testing import CliRunner
 
     from client.signals_cli import app
-    from contract.privacy import DAILY_SIGNAL_LIMIT, PER_KEY_DAILY_LIMIT
+    from contract.limits import DAILY_SIGNAL_LIMIT, PER_KEY_DAILY_LIMIT
 
     doc = (ROOT / "docs" / "consent.md").read_text()
     commands = set(re.findall(r"lmcp signals (\w+)", doc))

@@ -97,3 +97,20 @@ def test_export_import_delete(cli_home: LmcpHome, tmp_path: Path) -> None:
     assert runner.invoke(app, ["recipes", "delete", "Brief", "--yes"]).exit_code == 0
     assert runner.invoke(app, ["recipes", "import", str(target)]).exit_code == 0
     assert runner.invoke(app, ["recipes", "import", str(tmp_path / "none.json")]).exit_code == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["-p", "nope=1"], "no param 'nope' (it takes: 'n', 'loud')"),
+        (["-p", "n=2", "-p", "nope=1", "-p", "zz=3"], "no params 'nope', 'zz'"),
+        (["--params-json", '{"nope": 1}'], "no param 'nope'"),
+    ],
+)
+def test_an_undeclared_param_is_named_with_those_the_recipe_takes(
+    cli_home: LmcpHome, args: list[str], named: str
+) -> None:
+    result = runner.invoke(app, ["recipes", "run", "Brief", *args])
+    assert result.exit_code == 2  # a usage error: nothing ran
+    assert named in " ".join(result.output.split())
+    assert runner.invoke(app, ["recipes", "run", "Writer", "-p", "x=1"]).exit_code == 2

@@ -1,0 +1,1 @@
+"""The shell: ``lmcp``, its groups, its start-up and its errors."""
