@@ -35,6 +35,7 @@ from mcp.shared.exceptions import MCPError
 from client.host import ToolHost, ToolResult
 from client.mcp_stdio import INSTRUCTIONS, SERVER_NAME, tool_entries
 from client.recipes import cancel_running
+from contract.catalogue import Effect
 from contract.schema import Outcome
 from contract.version import package_version
 
