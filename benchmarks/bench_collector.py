@@ -33,7 +33,7 @@ from typing import Any
 
 from benchmarks._timing import percentile, table, verdict
 from collector.flush import WriteResult
-from contract.schema import FrictionSignal
+from collector.rows import ValidSignal
 
 BATCHES = (1, 100, 500)
 CONNECTIONS = {1: 64, 100: 48, 500: 16}
@@ -74,7 +74,7 @@ class DiscardSink:
     validate-and-discard baseline (a)."""
 
     async def submit(
-        self, signals: Sequence[FrictionSignal], body: bytes | None = None
+        self, signals: Sequence[ValidSignal], body: bytes | None = None
     ) -> WriteResult:
         return WriteResult(len(signals), 0)
 

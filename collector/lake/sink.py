@@ -71,7 +71,7 @@ class LakeSink:
     def write(self, flush: Flush, received_day: dt.date) -> Written:
         """Append one flush in one commit; one result per request, after the commit."""
         bodies = [b for b in flush.bodies if b is not None]
-        large = flush.rows >= LARGE_FLUSH_ROWS or flush.body_only
+        large = flush.rows >= LARGE_FLUSH_ROWS
         tried = large and len(bodies) == len(flush.bodies)
         if tried:
             counts = [len(batch) for batch in flush.batches]
