@@ -9,7 +9,8 @@ never handed more than a bounded piece of a large body:
 - a body of at most ``WHOLE_BELOW`` bytes is validated whole (its size bounds everything);
 - a larger one is cut by msgspec into its items, undecoded (``Envelope``); each item is tried
   with msgspec, and only an item msgspec refuses is handed to pydantic, alone, once its bytes
-  show no more structure than one signal can hold (``_fits_one_signal``). The first item that
+  show no more structure than one signal can hold and it is at most ``ITEM_MOST_BYTES`` long
+  (``_fits_one_signal``). The first item that
   pydantic refuses is the answer, as ``FailFast`` makes it for the whole batch;
 - a large body whose envelope is wrong is refused with msgspec's first envelope error.
 
@@ -39,7 +40,7 @@ from contract.schema import (
 )
 from service.errors import ProblemError, describe_errors
 
-__all__ = ["WHOLE_BELOW", "judged", "problem_of"]
+__all__ = ["ITEM_MOST_BYTES", "WHOLE_BELOW", "judged", "problem_of"]
 
 #: A refused body up to this size is validated whole by pydantic: at most ~2,700 keys of
 #: 6 bytes, a few milliseconds of errors at worst.
@@ -60,10 +61,13 @@ _SIGNAL_MOST: dict[bytes, int] = {
     b":": 2 + 16 + 3 + 2 + 3 * MAX_ARGS + 2 * RING_SIZE,
     b",": 16 + 3 + 2 + 3 * MAX_ARGS + 2 * RING_SIZE + MAX_ARGS + RING_SIZE,
 }
-#: The most an item refused by msgspec may hold to be handed to pydantic: twice a full
-#: signal's structure (a wrong signal is often a little larger than a valid one) costs pydantic
-#: well under a millisecond; more is refused by its bytes alone.
-_ITEM_MOST = {token: 2 * most + 16 for token, most in _SIGNAL_MOST.items()}
+#: The most an item refused by msgspec may hold to be handed to pydantic: four times a full
+#: signal's structure (a wrong signal is often larger than a valid one: an array too long)
+#: costs pydantic well under a millisecond; more is refused by its bytes alone.
+_ITEM_MOST = {token: 4 * most + 64 for token, most in _SIGNAL_MOST.items()}
+#: ... and at most this many bytes: a full signal is ~3 KB compact; a refused item larger
+#: than this (whitespace, escapes, long strings) is refused by its size, unread by pydantic.
+ITEM_MOST_BYTES = 64 * 1024
 #: What a JSON value of each kind msgspec names looks like, for a refusal of the envelope: the
 #: answer names the kind, never the value, so any value of the kind gives the same answer.
 _STAND_INS: dict[str, bytes] = {
@@ -87,7 +91,7 @@ def judged(body: bytes, refusal: str = "") -> list[_wire.Signal]:
         items = _ENVELOPE.decode(body).signals
     except msgspec.ValidationError as exc:  # (a DecodeError: caught first)
         raise _envelope_problem(str(exc)) from None
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):  # pydantic's parser nests even less deep
         raise problem_of([_error("json_invalid", ())]) from None
     if len(items) > MAX_BATCH:
         raise problem_of([_error("too_long", ("signals",))])
@@ -97,13 +101,16 @@ def judged(body: bytes, refusal: str = "") -> list[_wire.Signal]:
     first = _failed_item(refusal)
     signals: list[_wire.Signal] = []
     for index in range(first, len(items)):
-        raw = items[index]
-        try:
-            signals.append(_ITEM.decode(raw))
-        except msgspec.MsgspecError:
-            if not _fits_one_signal(raw):
-                raise _too_much_structure(index) from None
-            signals += _accepted(b'{"signals":[' + bytes(raw) + b"]}", index)
+        raw = bytes(items[index])
+        if index != first:  # msgspec refused the first already
+            try:
+                signals.append(_ITEM.decode(raw))
+                continue
+            except msgspec.MsgspecError:
+                pass
+        if len(raw) > ITEM_MOST_BYTES or not _fits_one_signal(raw):
+            raise _too_much_structure(index) from None
+        signals += _accepted(b'{"signals":[' + raw + b"]}", index)
     return [_ITEM.decode(raw) for raw in items[:first]] + signals
 
 
@@ -117,13 +124,16 @@ _AT_ITEM = re.compile(r" - at `\$\.signals\[(\d+)\]")
 
 
 def _fits_a_batch(body: bytes) -> bool:
-    """Whether the body's bytes hold no more structure than ``MAX_BATCH`` full signals: every
-    item of a valid body's arrays is an object and no valid string holds ``, : { [``, so its
-    commas are at most its colons plus its objects."""
-    counts = {token: body.count(token) for token in _SIGNAL_MOST}
-    if counts[b","] > counts[b":"] + counts[b"{"]:
-        return False
-    return all(counts[token] <= 1 + MAX_BATCH * most for token, most in _SIGNAL_MOST.items())
+    """Whether the body's bytes hold no more objects and pairs than ``MAX_BATCH`` full signals,
+    and no more items: every item of a valid body's arrays is an object and no valid string
+    holds ``, : {``, so its commas are at most its colons plus its objects (this bounds what
+    msgspec allocates to cut the body into items)."""
+    counts: dict[bytes, int] = {}
+    for token in (b":", b"{", b","):
+        counts[token] = body.count(token)
+        if counts[token] > 1 + MAX_BATCH * _SIGNAL_MOST[token]:
+            return False
+    return counts[b","] <= counts[b":"] + counts[b"{"]
 
 
 def _accepted(body: bytes, index: int) -> list[_wire.Signal]:
@@ -150,9 +160,8 @@ def _shifted(error: ErrorDetails, index: int) -> ErrorDetails:
     return error
 
 
-def _fits_one_signal(raw: bytes | msgspec.Raw) -> bool:
-    data = bytes(raw)
-    return all(data.count(token) <= most for token, most in _ITEM_MOST.items())
+def _fits_one_signal(raw: bytes) -> bool:
+    return all(raw.count(token) <= most for token, most in _ITEM_MOST.items())
 
 
 def _too_much_structure(index: int) -> ProblemError:

@@ -126,7 +126,7 @@ def validate_batch(body: bytes) -> ValidBatch:
     """
     try:
         signals: Sequence[_wire.Signal] = _FAST.decode(body).signals
-    except msgspec.MsgspecError as exc:
+    except (msgspec.MsgspecError, RecursionError) as exc:
         signals = judged(body, str(exc))
     return ValidBatch(current_batch(signals))
 

@@ -124,8 +124,8 @@ def _mutated(doc: dict[str, Any], draw: st.DrawFn) -> Any:
     elif how == "version" and last == "version":
         parent[last] = draw(st.sampled_from(["1.2.3\n", "01.2.3", "1.2", "1.2.3.4", "1000.0.0"]))
     elif how == "long" and isinstance(parent.get(last) if isinstance(parent, dict) else None, list):
-        items = parent[last]
-        parent[last] = (items or [{"tool": "other", "outcome": "ok"}]) * 40
+        items = parent[last] or [{"tool": "other", "outcome": "ok"}]
+        parent[last] = (items * 40)[: draw(st.integers(11, 40))]  # over ring's or args' limit
     elif how == "dup" and isinstance(parent, list):
         parent.append(parent[last])
     else:
