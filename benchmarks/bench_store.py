@@ -53,10 +53,10 @@ def _full_file(path: Path, rows: int) -> float:
 
 def _bytes_per_signal(path: Path, tmp: Path) -> tuple[float, float, int]:
     compact, parquet = tmp / "compact.duckdb", tmp / "signals.parquet"
-    with duckdb.connect(str(path), read_only=True) as con:
+    with duckdb.connect(str(path)) as con:
         count = int(con.execute("SELECT count(*) FROM signals").fetchall()[0][0])
         con.execute(f"ATTACH '{compact}' AS compact")
-        con.execute(f"COPY FROM DATABASE {path.stem} TO compact")  # the file's own name
+        con.execute(f'COPY FROM DATABASE "{path.stem}" TO compact')  # the file's own name
         con.execute("DETACH compact")
         con.execute(
             f"COPY (SELECT * FROM signals) TO '{parquet}' (FORMAT parquet, COMPRESSION zstd)"
@@ -83,6 +83,8 @@ def run() -> None:
                     ).result()
                 p99[kind].append(percentile(result["latencies"], 99) * 1000)
                 rates[kind].append(result["requests"] * BATCH / result["seconds"])
+        empty, loaded = statistics.median(p99["empty"]), statistics.median(p99["full"])
+        print(f"p99 empty {p99['empty']} ms, full {p99['full']} ms", flush=True)
         per_signal, parquet, count = _bytes_per_signal(full, tmp)
     empty, loaded = statistics.median(p99["empty"]), statistics.median(p99["full"])
     rows = [
