@@ -93,14 +93,13 @@ def judged(body: bytes, refusal: str = "") -> list[_wire.Signal]:
         raise _envelope_problem(str(exc)) from None
     except (msgspec.DecodeError, RecursionError):  # pydantic's parser nests even less deep
         raise problem_of([_error("json_invalid", ())]) from None
-    if len(items) > MAX_BATCH:
-        raise problem_of([_error("too_long", ("signals",))])
     if not items:
         raise problem_of([_error("too_short", ("signals",))])
     # The items before the one msgspec refused first were read in full: pydantic accepts them.
+    # As FailFast does, a wrong item among the first MAX_BATCH answers before their number.
     first = _failed_item(refusal)
     signals: list[_wire.Signal] = []
-    for index in range(first, len(items)):
+    for index in range(first, min(len(items), MAX_BATCH)):
         raw = bytes(items[index])
         if index != first:  # msgspec refused the first already
             try:
@@ -111,6 +110,8 @@ def judged(body: bytes, refusal: str = "") -> list[_wire.Signal]:
         if len(raw) > ITEM_MOST_BYTES or not _fits_one_signal(raw):
             raise _too_much_structure(index) from None
         signals += _accepted(b'{"signals":[' + raw + b"]}", index)
+    if len(items) > MAX_BATCH:
+        raise problem_of([_error("too_long", ("signals",))])
     return [_ITEM.decode(raw) for raw in items[:first]] + signals
 
 
