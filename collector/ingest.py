@@ -1,15 +1,17 @@
-"""The pure part of ingestion: raw bytes in, a validated ``SignalBatch`` out, or a problem.
+"""The pure part of ingestion: raw bytes in, validated signals out, or a problem.
 
 - ``decode_body`` undoes ``Content-Encoding: gzip`` with a bounded ``zlib`` decompressobj: it never
   holds more than the cap plus one chunk, so a gzip bomb stops at the cap (413).
-- ``validate_batch`` validates the raw JSON with the shared strict model in one pass
-  (``model_validate_json``: no ``json.loads`` then re-validation), and maps failures to value-free
-  problems: malformed JSON (400), too many signals (413), a missing or unsupported schema
-  version, an empty batch, or field errors (422) naming the JSON pointer and the rule.
-- Each signal may be the current version or the previous one (``AcceptedBatch``, a union on
-  ``schema_version``); ``current_batch`` maps every v1 signal to v2 before any row is built.
-- The CPU one body can cost is bounded before and during validation (``collector.guard``).
-- ``check_days`` refuses signals dated outside the accepted window.
+- ``validate_batch`` decodes the raw JSON once with the fast decoder, msgspec structs generated
+  from the contract's pydantic models (``collector/_wire.py``); a body it refuses goes to
+  pydantic, the contract itself, which names the errors as value-free problems: malformed JSON
+  (400), too many signals (413), a missing or unsupported schema version, an empty batch, or
+  field errors (422) naming the JSON pointer and the rule (``collector.guard``: its CPU is
+  bounded by the body's bytes).
+- Each signal may be the current version or the previous one (tagged on ``schema_version``);
+  ``current_batch`` maps every v1 signal to v2 before any row is built.
+- Then the rules on validated signals (``SIGNAL_RULES``): ``check_days`` refuses signals dated
+  outside the accepted window.
 
 Tool names are checked by the model itself: ``ToolName`` is the catalogue's names and ``other``.
 """
@@ -17,28 +19,27 @@ Tool names are checked by the model itself: ``ToolName`` is the catalogue's name
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
-from pydantic import ValidationError
-from pydantic_core import ErrorDetails
+import msgspec
 
-from collector.guard import FAIL_FAST, guard_body
-from contract.schema import (
-    SUPPORTED_SCHEMA_VERSIONS,
-    AcceptedBatch,
-    FrictionSignal,
-    SignalBatch,
-    upgrade,
-)
-from service.errors import ProblemError, describe_errors
+from collector import _wire
+from collector.guard import judged
+from contract.schema import attempts_bucket
+from service.errors import ProblemError
 
 __all__ = [
+    "SignalRule",
+    "ValidBatch",
     "check_content_type",
     "current_batch",
     "check_days",
     "decode_body",
     "gunzip_bounded",
+    "signal_rules",
     "validate_batch",
 ]
 
@@ -107,94 +108,56 @@ def _too_large(limit: int) -> ProblemError:
     )
 
 
-def validate_batch(body: bytes) -> SignalBatch:
-    """The validated batch in the current version, or a ``ProblemError`` echoing nothing."""
-    guard_body(body)
+class ValidBatch(NamedTuple):
+    """A validated body: its signals in the current version, as the fast decoder's structs."""
+
+    signals: tuple[_wire.FrictionSignal, ...]
+
+
+_FAST = msgspec.json.Decoder(_wire.AcceptedBatch)
+
+
+def validate_batch(body: bytes) -> ValidBatch:
+    """The validated batch in the current version, or a ``ProblemError`` echoing nothing.
+
+    The fast decoder (msgspec, derived from the contract) reads every body a client writes;
+    a body it refuses is judged by pydantic (``collector.guard.judged``), which names the
+    errors and accepts the rarer spellings. Either way the rules are the contract's.
+    """
     try:
-        batch: AcceptedBatch = FAIL_FAST.validate_json(body, strict=True)
-    except ValidationError as exc:
-        raise _problem(exc.errors(include_url=False, include_input=False)) from None
-    return current_batch(batch)
+        signals: Sequence[_wire.Signal] = _FAST.decode(body).signals
+    except (msgspec.MsgspecError, RecursionError) as exc:
+        signals = judged(body, str(exc))
+    return ValidBatch(current_batch(signals))
 
 
-def current_batch(batch: AcceptedBatch) -> SignalBatch:
-    """Every signal of an accepted batch in the current version (v1 mapped by ``upgrade``)."""
-    accepted = batch.signals
-    signals: tuple[FrictionSignal, ...]
-    # isinstance: the fail-fast validator builds subclasses of the shared models.
-    if all(isinstance(s, FrictionSignal) for s in accepted):
-        signals = accepted  # type: ignore[assignment]  # all current: nothing to map
-    else:
-        signals = tuple(upgrade(s) for s in accepted)
-    # Both shapes were validated: build the batch without validating again.
-    return SignalBatch.model_construct(signals=signals)
+def current_batch(signals: Sequence[_wire.Signal]) -> tuple[_wire.FrictionSignal, ...]:
+    """Every signal in the current version (a v1 signal's attempt count becomes its bucket,
+    as ``contract.schema.upgrade`` maps the models)."""
+    return tuple(_upgraded(s) if isinstance(s, _wire.FrictionSignalV1) else s for s in signals)
 
 
-def _untagged(errors: Sequence[ErrorDetails]) -> list[ErrorDetails]:
-    """Errors located as in the signal itself: the union adds its tag after the index."""
-    out: list[ErrorDetails] = []
-    for err in errors:
-        loc = tuple(err["loc"])
-        if len(loc) > 2 and loc[0] == "signals" and isinstance(loc[2], int):
-            err = {**err, "loc": loc[:2] + loc[3:]}
-        out.append(err)
-    return out
+def _upgraded(signal: _wire.FrictionSignalV1) -> _wire.FrictionSignal:
+    fields = msgspec.structs.asdict(signal)
+    bucket = attempts_bucket(fields.pop("attempt_count"))
+    return _wire.FrictionSignal(**fields, attempts=None if bucket is None else bucket.value)
 
 
-def _version_problem(errors: Sequence[ErrorDetails]) -> ProblemError | None:
-    """A signal without ``schema_version``, or with one this collector does not accept."""
-    for kind, code, rule, detail in (
-        ("union_tag_not_found", "missing_schema_version", "missing", "is missing"),
-        ("union_tag_invalid", "unsupported_schema_version", "supported", "is not supported"),
-    ):
-        bad = [e for e in errors if e["type"] == kind]
-        if bad:
-            return ProblemError(
-                422,
-                code,
-                f"schema_version {detail}: this collector accepts versions "
-                f"{', '.join(str(v) for v in sorted(SUPPORTED_SCHEMA_VERSIONS))}.",
-                errors=[
-                    {
-                        "pointer": "/" + "/".join(str(p) for p in e["loc"]) + "/schema_version",
-                        "rule": rule,
-                        "detail": f"schema_version {detail}",
-                    }
-                    for e in bad
-                ],
-            )
-    return None
+#: A rule every validated batch must pass: it returns, or raises the ``ProblemError`` that
+#: answers the request. It sees the batch's signals (current version) and the collector's UTC
+#: day; its other inputs are bound when the rules are built (``signal_rules``).
+SignalRule = Callable[[Sequence[_wire.FrictionSignal], dt.date], None]
 
 
-def _problem(errors: Sequence[ErrorDetails]) -> ProblemError:
-    if any(e["type"] in ("json_invalid", "json_type") for e in errors):
-        return ProblemError(400, "malformed_json", "The body is not valid JSON.")
-    kinds = {e["type"] for e in errors if tuple(e["loc"]) == ("signals",)}
-    if "too_long" in kinds:
-        return ProblemError(
-            413, "too_many_signals", "A batch holds at most 500 signals.",
-            errors=describe_errors([e for e in errors if tuple(e["loc"]) == ("signals",)]),
-        )  # fmt: skip
-    if "too_short" in kinds:
-        # pydantic also reports "too short" when an item of the batch failed: only a batch
-        # with no other error is really empty.
-        others = [e for e in errors if tuple(e["loc"]) != ("signals",)]
-        if not others:
-            return ProblemError(
-                422, "empty_batch", "A batch holds at least one signal.",
-                errors=describe_errors(errors),
-            )  # fmt: skip
-        errors = others
-    version = _version_problem(errors)
-    if version is not None:
-        return version
-    described = describe_errors(_untagged(errors))
-    return ProblemError(
-        422, "invalid_signals", "The batch does not match the signal schema.", errors=described
-    )
+def signal_rules(*, retention_days: int) -> tuple[SignalRule, ...]:
+    """The rules on validated signals, in order (the first refusal answers): a new rule is one
+    more entry here."""
+    return (functools.partial(check_days, retention_days=retention_days),)
 
 
-def check_days(batch: SignalBatch, today: dt.date, retention_days: int) -> None:
+def check_days(
+    signals: Sequence[_wire.FrictionSignal], today: dt.date, retention_days: int
+) -> None:
     """Refuse a signal dated outside ``[today - retention_days, today + 1]`` (422, ``day_window``).
 
     One signal dated 9999-12-31 would otherwise sit in the table for ever and be the last day
@@ -202,7 +165,7 @@ def check_days(batch: SignalBatch, today: dt.date, retention_days: int) -> None:
     """
     first = today - dt.timedelta(days=retention_days)
     last = today + dt.timedelta(days=1)
-    bad = [i for i, signal in enumerate(batch.signals) if not first <= signal.day <= last]
+    bad = [i for i, signal in enumerate(signals) if not first <= signal.day <= last]
     if bad:
         raise ProblemError(
             422,

@@ -22,9 +22,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 from starlette.types import Receive, Scope, Send
 
+from collector import _wire
 from collector.errors import WriteError
 from collector.flush import WriteResult
-from collector.ingest import check_content_type, check_days, decode_body, validate_batch
+from collector.ingest import check_content_type, decode_body, signal_rules, validate_batch
 from collector.openapi import PROBLEM_SCHEMA, problem_response_doc
 from collector.settings import CollectorSettings
 from collector.telemetry import Telemetry
@@ -133,7 +134,7 @@ class IngestEndpoint:
     ) -> None:
         self._max_body = settings.max_body_bytes
         self._max_plain = settings.max_decompressed_bytes
-        self._retention_days = settings.retention_days
+        self._rules = signal_rules(retention_days=settings.retention_days)
         self._telemetry = telemetry
         self._today = today
         # Created on first use, inside the serving event loop.
@@ -166,9 +167,11 @@ class IngestEndpoint:
         )
         await send({"type": "http.response.body", "body": payload})
 
-    def _decode(self, raw: bytes, content_encoding: str | None) -> tuple[bytes, SignalBatch]:
+    def _decode(
+        self, raw: bytes, content_encoding: str | None
+    ) -> tuple[bytes, tuple[_wire.FrictionSignal, ...]]:
         body = decode_body(raw, content_encoding, max_decompressed=self._max_plain)
-        return body, validate_batch(body)
+        return body, validate_batch(body).signals
 
     async def _ingest(self, scope: Scope, receive: Receive) -> WriteResult:
         if scope["method"] != "POST":
@@ -183,17 +186,15 @@ class IngestEndpoint:
                 self._large = asyncio.Semaphore(LARGE_AT_ONCE)
             async with self._large:
                 await asyncio.sleep(0)  # resume in a turn of its own
-                body, batch = self._decode(raw, content_encoding)
+                body, signals = self._decode(raw, content_encoding)
         else:
-            body, batch = self._decode(raw, content_encoding)
-        check_days(batch, self._today(), self._retention_days)
-        signals = batch.signals
-        del batch
+            body, signals = self._decode(raw, content_encoding)
+        today = self._today()
+        for rule in self._rules:
+            rule(signals, today)
         sink: SignalSink = scope["app"].state.sink
         submitted = sink.submit(signals, body)
-        # This frame waits for the commit: it must not keep the models alive meanwhile (a
-        # large batch waits as its body only, see collector.writer.KEPT_MODELS_MAX).
-        del signals
+        del signals  # this frame waits for the commit: the writer holds what it needs
         try:
             return await submitted
         except WriteError:

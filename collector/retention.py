@@ -5,7 +5,8 @@
    signal longer); releases older than the window go too. Deleted rows are gone from queries at
    once and from the file at the next checkpoint.
 2. Every closed received day (before today, UTC) is rewritten ONCE in ``signal_id`` order (a
-   random UUID4), so the stored order of its rows no longer reflects their arrival.
+   random UUID4), so the stored order of its rows no longer reflects their arrival; a retry
+   stored after its first copy's day had closed is dropped then.
 3. Every closed received day is released (``collector.releases.store``): computed once, stored,
    never redrawn.
 """
@@ -79,11 +80,12 @@ def days_to_reorder(con: duckdb.DuckDBPyConnection, today: dt.date) -> list[dt.d
 
 
 def reorder_day(con: duckdb.DuckDBPyConnection, day: dt.date) -> None:
-    """Rewrite one closed received day in ``signal_id`` order, once.
+    """Rewrite one closed received day in ``signal_id`` order, de-duplicated, once.
 
     Invariant: afterwards the stored order (and rowid) of that day's rows is the order of their
-    random ids, independent of when each arrived. The open day keeps arrival order until it
-    closes; nothing exposes a row number.
+    random ids, independent of when each arrived, and none of its ids is stored on an earlier
+    day (``collector/sql/reorder_day.sql``). The open day keeps arrival order until it closes;
+    nothing exposes a row number.
     """
     con.execute("BEGIN TRANSACTION")
     try:
@@ -91,14 +93,12 @@ def reorder_day(con: duckdb.DuckDBPyConnection, day: dt.date) -> None:
         if done and done[0]:
             con.execute("ROLLBACK")
             return
-        con.execute(
-            "CREATE TEMP TABLE lmcp_reorder AS "
-            "SELECT * FROM signals WHERE received_day = $1 ORDER BY signal_id",
-            [day],
-        )
+        con.execute(load_sql(SQL_DIR, "reorder_day"), [day])
         con.execute("DELETE FROM signals WHERE received_day = $1", [day])
         con.execute("INSERT INTO signals SELECT * FROM lmcp_reorder ORDER BY signal_id")
         con.execute("DROP TABLE lmcp_reorder")
+        # The day's ids leave the open days' index: a later copy is dropped by its own rewrite.
+        con.execute("DELETE FROM open_ids WHERE received_day <= $1", [day])
         con.execute("INSERT INTO reordered_days VALUES ($1)", [day])
         con.execute("COMMIT")
     except BaseException:

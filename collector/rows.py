@@ -4,25 +4,12 @@
 its columns (the migration, the SQL files of the write and read paths, the synthetic data) is
 compared with it by ``tests/collector/test_signal_columns.py``.
 
-A flush is stored one of two ways, both exact (``tests/collector/test_rows.py`` stores every
-legal spelling both ways):
-
-- **From the request bodies** (``collector/sql/insert_bodies.sql``): DuckDB parses the very
-  bodies pydantic validated with ``json_transform_strict`` and derives the stored columns in
-  C++, which runs mostly without the GIL while the event loop keeps validating.
-- **From the models** (``ROWS``, ``rows_from_models``): Python shapes the rows into Arrow
-  columns and ``collector/sql/insert_rows.sql`` only casts, which DuckDB plans faster than the
-  derivations. A flush whose bodies DuckDB refuses is written this way too.
-
-The two parsers of the bodies path must agree on every value. Where pydantic and DuckDB could
-read one body two ways, DuckDB refuses the body, and the flush is written from its models:
-
-- **A repeated key.** pydantic keeps the last value; DuckDB refuses the object ("duplicate
-  key"). The first value -- a smuggling attempt -- is never stored.
-- **A key left out** (an optional field at its default): ``json_transform_strict`` refuses it.
-- **Another spelling of a value.** DuckDB reads an id with braces, capitals or no hyphens as the
-  same 128 bits (the same 32 hex digits pydantic read) and refuses ``urn:uuid:``; ``true`` and
-  ``1.0`` for ``schema_version: 1`` are 1 for both.
+Every flush is stored the same way: its validated signals become Arrow columns ONCE
+(``rows_from_models``: one pass over the signals, one ``pa.array`` per column) and DuckDB reads
+them in one INSERT (``collector/sql/insert_rows.sql``), which only casts the enum strings to
+the ENUM types. The signals are those the collector validated -- the fast decoder's structs,
+or pydantic's models for a body only pydantic accepts (``collector.ingest``) -- so no second
+parser ever reads a body.
 """
 
 from __future__ import annotations
@@ -32,9 +19,21 @@ from typing import Any
 
 import pyarrow as pa
 
-from contract.schema import FrictionSignal
+from collector import _wire
+from contract.schema import SCHEMA_VERSION, FrictionSignal
 
-__all__ = ["RECEIVED_DAY", "ROWS", "SIGNAL_COLUMNS", "rows_from_models", "uuid_array"]
+__all__ = [
+    "RECEIVED_DAY",
+    "ROWS",
+    "SIGNAL_COLUMNS",
+    "ValidSignal",
+    "rows_from_models",
+    "uuid_array",
+]
+
+#: A validated signal in the current version: the fast decoder's struct (what ingestion
+#: validates) or the pydantic model (what the code builds). Both carry the same fields.
+ValidSignal = _wire.FrictionSignal | FrictionSignal
 
 _S = pa.string()
 _UUID = pa.uuid()
@@ -86,52 +85,54 @@ def _list_of_structs(
     return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), children, type=list_type)
 
 
-def rows_from_models(signals: Sequence[FrictionSignal]) -> pa.Table:
-    """The rows of a small flush (``ROWS``), shaped from the validated models, in order.
+def rows_from_models(signals: Sequence[ValidSignal]) -> pa.Table:
+    """The rows (``ROWS``) of validated signals, in order: the fast decoder's structs (the hot
+    path) or the pydantic models (tests, tools).
 
-    Built column by column from flat Python lists: the nested ``args`` and ``ring`` columns are
-    flat child arrays plus offsets, and enum members go in as their plain ``str`` values
-    (``_value_``), which pyarrow converts faster than a ``str`` subclass.
+    Built once per flush, column by column from flat Python lists: the nested ``args`` and
+    ``ring`` columns are flat child arrays plus offsets. A struct's enum values are plain
+    ``str``, which pyarrow converts fastest; a model's are ``StrEnum`` members (``str`` too).
+    Every signal is in the current version (``current_batch``): ``schema_version`` is
+    ``SCHEMA_VERSION``.
     """
     cols: list[list[Any]] = [[] for _ in ROWS.names]
     (
-        ids, versions, days, friction, err_cat, intent, tool, attempts, err_class, _args, _ring,
+        ids, _versions, days, friction, err_cat, intent, tool, attempts, err_class, _args, _ring,
         p1t, p1o, p2t, p2o, installed, running, permitted, major, minor, patch, platform,
     ) = cols  # fmt: skip
     arg_offsets, arg_names, arg_types, arg_sizes = [0], [], [], []
     ring_offsets, ring_tools, ring_outcomes = [0], [], []
     for s in signals:
         ids.append(s.signal_id.bytes)
-        versions.append(s.schema_version)
         days.append(s.day)
-        friction.append(s.friction_type._value_)
-        err_cat.append(None if s.error_category is None else s.error_category._value_)
-        intent.append(None if s.intent_category is None else s.intent_category._value_)
-        tool.append(s.tool_attempted._value_)
-        attempts.append(None if s.attempts is None else s.attempts._value_)
-        err_class.append(s.error_class._value_)
+        friction.append(s.friction_type)
+        err_cat.append(s.error_category)
+        intent.append(s.intent_category)
+        tool.append(s.tool_attempted)
+        attempts.append(s.attempts)
+        err_class.append(s.error_class)
         for a in s.args:
-            arg_names.append(a.name._value_)
-            arg_types.append(a.type._value_)
-            arg_sizes.append(None if a.size is None else a.size._value_)
+            arg_names.append(a.name)
+            arg_types.append(a.type)
+            arg_sizes.append(a.size)
         arg_offsets.append(len(arg_names))
         entries = s.ring
         for e in entries:
-            ring_tools.append(e.tool._value_)
-            ring_outcomes.append(e.outcome._value_)
+            ring_tools.append(e.tool)
+            ring_outcomes.append(e.outcome)
         ring_offsets.append(len(ring_tools))
         n = len(entries)
         if n >= 2:
             prev1 = entries[n - 2]
-            p1t.append(prev1.tool._value_)
-            p1o.append(prev1.outcome._value_)
+            p1t.append(prev1.tool)
+            p1o.append(prev1.outcome)
         else:
             p1t.append(None)
             p1o.append(None)
         if n >= 3:
             prev2 = entries[n - 3]
-            p2t.append(prev2.tool._value_)
-            p2o.append(prev2.outcome._value_)
+            p2t.append(prev2.tool)
+            p2o.append(prev2.outcome)
         else:
             p2t.append(None)
             p2o.append(None)
@@ -139,11 +140,11 @@ def rows_from_models(signals: Sequence[FrictionSignal]) -> pa.Table:
         installed.append(app.installed)
         running.append(app.running)
         permitted.append(app.permitted)
-        v_major, v_minor, v_patch = (int(part) for part in s.client.version.split("."))
-        major.append(v_major)
-        minor.append(v_minor)
-        patch.append(v_patch)
-        platform.append(s.client.platform._value_)
+        v_major, v_minor, v_patch = s.client.version.split(".")
+        major.append(int(v_major))
+        minor.append(int(v_minor))
+        patch.append(int(v_patch))
+        platform.append(s.client.platform)
     fields = list(ROWS)
     nested = {
         "args": _list_of_structs(
@@ -156,6 +157,7 @@ def rows_from_models(signals: Sequence[FrictionSignal]) -> pa.Table:
             (("tool", ring_tools), ("outcome", ring_outcomes)),
             ROWS.field("ring").type,
         ),
+        "schema_version": pa.array([SCHEMA_VERSION] * len(ids), pa.uint8()),
     }
     arrays = [
         nested[field.name] if field.name in nested else pa.array(col, field.type)

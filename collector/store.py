@@ -5,24 +5,24 @@ store decides HOW its rows are written. ``SignalStore`` is that boundary, and it
 purpose: a store is opened on the writer thread, used only there, one flush at a time, and
 closed there.
 
-``DuckDBStore`` is the collector's store. Each flush is ONE statement in auto-commit mode:
-atomic, and one trip through duckdb-python, whose statements run mostly without the GIL while
-the event loop keeps validating. It writes a flush one of two ways (``collector.rows``):
+``DuckDBStore`` is the collector's store. Each flush is ONE transaction of two statements: its
+rows go into ``signals`` and its ids into ``open_ids`` (``collector/sql/insert_rows.sql``,
+``insert_ids.sql``), both read from the flush's Arrow rows (``Flush.table``: built once) through
+one ``IncomingTable`` registered once on the connection. duckdb-python runs them mostly without
+the GIL while the event loop keeps validating.
 
-- from the request bodies (``insert_bodies``), when the flush is large or a request kept only
-  its body: DuckDB parses and shapes them itself, with no Python per row;
-- from the models (``_insert_table``), shaped into Arrow rows that DuckDB reads through one
-  ``IncomingTable`` registered once on its connection.
-
-A stored id (a client retrying a batch whose answer it lost) makes the primary key refuse the
-statement; it rolls back, and the flush is written again with only the ids not stored yet.
+De-duplication costs nothing that grows with the file: ``signals`` has no key, ``open_ids``
+holds (with its key) only the ids of the received days not yet closed. A stored id (a client
+retrying a batch whose answer it lost) or an id repeated in the flush fails the ids statement;
+the transaction rolls back, and the flush is written again with each id once and only the ids
+not stored yet. A retry that arrives after its first copy's day closed is stored, and dropped
+when its own day is rewritten (``collector.retention.reorder_day``).
 ``docs/write-path.md`` explains each choice and what it measured.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import NamedTuple, Protocol
@@ -31,9 +31,8 @@ import duckdb
 import pyarrow as pa
 
 from collector.db import SQL_DIR
-from collector.flush import LARGE_FLUSH_ROWS, Flush, FlushPlan, WriteResult
-from collector.rows import ROWS
-from contract.schema import FrictionSignal
+from collector.flush import Flush, WriteResult
+from collector.rows import ROWS, ValidSignal
 from service.db import Database
 from service.sql import load_sql
 
@@ -99,11 +98,6 @@ def write_when_taken(store: SignalStore, received_day: dt.date, take: TakeFlush)
     return _NOTHING if flush is None else store.write(flush, received_day)
 
 
-#: What DuckDB raises when it refuses a flush's bodies: a stored or repeated id (the primary
-#: key), or a body it would not read as pydantic did (``collector/rows.py``).
-_REFUSED = (duckdb.ConstraintException, duckdb.InvalidInputException, duckdb.ConversionException)
-
-
 class IncomingTable:
     """``incoming``: the Arrow rows of the flush being written, registered ONCE on a connection.
 
@@ -152,13 +146,12 @@ class IncomingTable:
 class _Stream:
     """The rows of one streamed flush, taken when DuckDB first asks for them."""
 
-    __slots__ = ("_started", "_take", "flush", "plan", "table")
+    __slots__ = ("_started", "_take", "flush", "table")
 
     def __init__(self, take: TakeFlush) -> None:
         self._take = take
         self._started = False
         self.flush: Flush | None = None
-        self.plan = FlushPlan.of([])
         self.table: pa.Table = IncomingTable.EMPTY
 
     def batches(self) -> Iterator[pa.RecordBatch]:
@@ -168,8 +161,12 @@ class _Stream:
         self.flush = self._take()
         if self.flush is None:
             return
-        self.plan, self.table = self.flush.planned()
+        self.table = self.flush.table()
         yield from self.table.to_batches()
+
+
+def _all_accepted(flush: Flush) -> Written:
+    return Written([WriteResult(len(batch), 0) for batch in flush.batches], False)
 
 
 class DuckDBStore:
@@ -187,50 +184,53 @@ class DuckDBStore:
         """Opens a store on a cursor of the collector's database (for the writer thread)."""
         return lambda: cls(db.run_sync(lambda main: main.cursor()), owned=True)
 
-    def write(
-        self, flush: Flush, received_day: dt.date, *, from_bodies: bool | None = None
-    ) -> Written:
-        """``from_bodies``: hand DuckDB the request bodies (True) or the rows shaped from the
-        models (False); None chooses the bodies from ``LARGE_FLUSH_ROWS`` rows on, or when a
-        request kept only its body. Both store the same rows. A flush with a request without
-        a body is written from the models."""
-        if from_bodies is None:
-            from_bodies = flush.rows >= LARGE_FLUSH_ROWS or flush.body_only
-        refused = conflict = False
-        if from_bodies and None not in flush.bodies:
-            bodies = [body for body in flush.bodies if body is not None]
-            counts = [len(batch) for batch in flush.batches]
-            try:
-                insert_bodies(self._con, bodies, counts, received_day)
-                return Written([WriteResult(count, 0) for count in counts], False)
-            except _REFUSED as exc:  # never logged: a refusal may quote the body
-                refused = True
-                conflict = isinstance(exc, duckdb.ConstraintException)
-        plan, table = flush.planned()
-        inserted = self._insert_table(table, plan.ids, received_day, known_conflict=conflict)
-        return Written(plan.results(inserted), refused)
+    def write(self, flush: Flush, received_day: dt.date) -> Written:
+        """The flush's rows and ids in one transaction (the fast path: no id stored or
+        repeated), else ``_write_fresh``."""
+        self._register()
+        con, incoming = self._con, self._incoming
+        table = flush.table()
+        con.execute("BEGIN TRANSACTION")
+        try:
+            with incoming.holding(table):
+                con.execute(load_sql(SQL_DIR, "insert_rows"), [received_day])
+                con.execute(load_sql(SQL_DIR, "insert_ids"), [received_day])
+            con.execute("COMMIT")
+        except duckdb.ConstraintException:
+            con.execute("ROLLBACK")
+            return self._write_fresh(flush, received_day)
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        return _all_accepted(flush)
 
     def write_streamed(self, received_day: dt.date, take: TakeFlush) -> Written:
-        """The INSERT from the models starts at once and reads ``incoming`` as a stream: DuckDB
-        parses, binds and plans it before it asks for the first rows, and only then is the
-        flush taken. Planning thus overlaps the gathering of the requests instead of following
-        it."""
+        """The rows' INSERT starts at once and reads ``incoming`` as a stream: DuckDB parses,
+        binds and plans it before it asks for the first rows, and only then is the flush
+        taken. Planning thus overlaps the gathering of the requests instead of following it.
+        The ids follow in the same transaction."""
         stream = _Stream(take)
         self._register()
-        conflict = False
-        with self._incoming.streaming(stream.batches):
-            try:
-                self._con.execute(load_sql(SQL_DIR, "insert_rows"), [received_day])
-            except duckdb.ConstraintException:
-                conflict = True  # the statement rolled back as a whole
-        if stream.flush is None:
-            return _NOTHING
-        inserted = None
-        if conflict:
-            inserted = self._insert_table(
-                stream.table, stream.plan.ids, received_day, known_conflict=True
-            )
-        return Written(stream.plan.results(inserted), False)
+        con, incoming = self._con, self._incoming
+        con.execute("BEGIN TRANSACTION")
+        try:
+            with incoming.streaming(stream.batches):
+                con.execute(load_sql(SQL_DIR, "insert_rows"), [received_day])
+            if stream.flush is None:
+                con.execute("ROLLBACK")
+                return _NOTHING
+            with incoming.holding(stream.table):
+                con.execute(load_sql(SQL_DIR, "insert_ids"), [received_day])
+            con.execute("COMMIT")
+        except duckdb.ConstraintException:
+            con.execute("ROLLBACK")
+            if stream.flush is None:  # cannot happen: only the ids statement has a key
+                raise
+            return self._write_fresh(stream.flush, received_day)
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        return _all_accepted(stream.flush)
 
     def close(self) -> None:
         if self._owned:
@@ -244,45 +244,25 @@ class DuckDBStore:
             self._con.register(IncomingTable.NAME, self._incoming)
             self._registered = True
 
-    def _insert_table(
-        self,
-        table: pa.Table,
-        ids: Sequence[uuid.UUID],
-        received_day: dt.date,
-        *,
-        known_conflict: bool = False,
-    ) -> set[uuid.UUID] | None:
-        """Insert rows (``ROWS``) with distinct ids in one transaction; None if all went in,
-        else the ids that did.
-
-        The fast path is a plain INSERT: ``ON CONFLICT DO NOTHING`` costs more per statement
-        whatever the row count, and conflicts are rare (retries). ``known_conflict`` (the
-        primary key just refused these rows) goes straight to the slow path, which inserts
-        only the ids not stored yet; one thread owns the connection, so nothing slips in
-        between.
-        """
-        self._register()
+    def _write_fresh(self, flush: Flush, received_day: dt.date) -> Written:
+        """The slow path, for retries: each id once (the first occurrence wins) and only the
+        ids not stored on an open day, in one transaction; one thread owns the connection, so
+        nothing slips in between the look-up and the INSERT."""
+        plan, table = flush.planned()
         con, incoming = self._con, self._incoming
-        insert = load_sql(SQL_DIR, "insert_rows")
-        if not known_conflict:
-            with incoming.holding(table):
-                try:
-                    con.execute(insert, [received_day])
-                    return None
-                except duckdb.ConstraintException:
-                    pass  # the statement rolled back as a whole
         con.execute("BEGIN TRANSACTION")
         try:
             with incoming.holding(table):
                 stored = {row[0] for row in con.execute(load_sql(SQL_DIR, "stored_ids")).fetchall()}
-            fresh = [sid not in stored for sid in ids]
+            fresh = [sid not in stored for sid in plan.ids]
             with incoming.holding(table.filter(pa.array(fresh, pa.bool_()))):
-                con.execute(insert, [received_day])
+                con.execute(load_sql(SQL_DIR, "insert_rows"), [received_day])
+                con.execute(load_sql(SQL_DIR, "insert_ids"), [received_day])
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
             raise
-        return {sid for sid in ids if sid not in stored}
+        return Written(plan.results({sid for sid in plan.ids if sid not in stored}), False)
 
 
 def insert_bodies(
@@ -291,12 +271,13 @@ def insert_bodies(
     counts: Sequence[int],
     received_day: dt.date,
 ) -> None:
-    """Insert the signals of validated request bodies in one statement, one transaction.
+    """Insert the signals of validated request bodies in one statement, one transaction,
+    parsed and shaped by DuckDB (``collector/sql/insert_bodies.sql``) on ``con``.
 
-    ``counts[i]``: the signals validated from ``bodies[i]``. DuckDB parses and shapes them
-    (``collector/sql/insert_bodies.sql``); the one Python step is handing it the bodies as
-    strings. Raises one of ``_REFUSED`` when DuckDB would not store exactly the validated
-    signals or an id is stored or repeated; nothing is written then.
+    ``counts[i]``: the signals validated from ``bodies[i]``. Not the collector's write path
+    (which never parses a body twice): the lake's sink shapes large flushes with it. Raises a
+    DuckDB error when DuckDB would not read exactly the validated signals; nothing is written
+    then.
     """
     # A validated body is UTF-8 (pydantic refuses anything else).
     texts = [body.decode() for body in bodies]
@@ -305,23 +286,18 @@ def insert_bodies(
 
 def flush_rows(
     con: duckdb.DuckDBPyConnection,
-    batches: Sequence[Sequence[FrictionSignal]],
+    batches: Sequence[Sequence[ValidSignal]],
     received_day: dt.date,
-    bodies: Sequence[bytes | None] | None = None,
-    *,
-    from_bodies: bool | None = None,
 ) -> list[WriteResult]:
-    """Write the batches in one INSERT on ``con``; one result per batch, in order.
+    """Write the batches as one flush on ``con``; one result per batch, in order.
 
-    ``bodies[i]`` is the request body batch ``i`` was validated from; without it, the batch is
-    written from its models. For callers outside the writer (tests, the data catalogue).
+    For callers outside the writer (tests, the data catalogue).
     """
     batches = list(batches)
     if not any(batches):
         return [WriteResult(0, 0) for _ in batches]
-    flush = Flush(batches, bodies if bodies is not None else [None] * len(batches))
     store = DuckDBStore(con)
     try:
-        return store.write(flush, received_day, from_bodies=from_bodies).results
+        return store.write(Flush(batches, [None] * len(batches)), received_day).results
     finally:
         store.close()

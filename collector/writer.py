@@ -7,7 +7,7 @@ when a flush goes, which requests it takes, and how each request learns its answ
 
 - A request's answer (``accepted``, ``duplicates``) is set only after its flush COMMITTED.
 - Duplicates are counted right within a request, across requests of one flush (the first
-  occurrence wins, ``collector.flush.FlushPlan``) and across flushes (the primary key).
+  occurrence wins, ``collector.flush.FlushPlan``) and across flushes (``collector.store``).
 - A failed flush fails exactly the requests in it (``WriteError``), nothing else.
 - ``close()`` stops taking requests and flushes everything pending before it returns.
 
@@ -32,17 +32,16 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from collector.errors import WriteError
-from collector.flush import LARGE_FLUSH_ROWS, BodyOnly, Flush, WriteResult
+from collector.flush import LARGE_FLUSH_ROWS, Flush, WriteResult
+from collector.rows import ValidSignal
 from collector.store import SignalStore, StoreOpener
 from collector.telemetry import Telemetry
 from contract.days import utc_today
-from contract.schema import FrictionSignal
 from service.health import StoreHealth
 
 __all__ = [
     "FOLLOW_S",
     "IN_FLIGHT_WINDOW_S",
-    "KEPT_MODELS_MAX",
     "GroupCommitWriter",
     "SignalSink",
 ]
@@ -58,15 +57,9 @@ class SignalSink(Protocol):
     """
 
     async def submit(
-        self, signals: Sequence[FrictionSignal], body: bytes | None = None
+        self, signals: Sequence[ValidSignal], body: bytes | None = None
     ) -> WriteResult: ...
 
-
-#: Up to this many signals, a request's validated models wait with it for its flush; a larger
-#: request waits as its body only (``BodyOnly``): many live models waiting for a commit make
-#: the garbage collector walk them again and again. A few models are cheap, and a small flush
-#: is written faster from its models than from its bodies.
-KEPT_MODELS_MAX = 10
 
 #: How long the writer remembers how many requests were in flight at once (``_gather``): the
 #: most in this window or the one before it.
@@ -81,7 +74,7 @@ FOLLOW_S = 0.02
 
 @dataclass(slots=True)
 class _Pending:
-    signals: Sequence[FrictionSignal]
+    signals: Sequence[ValidSignal]
     body: bytes | None
     future: asyncio.Future[WriteResult]
 
@@ -155,22 +148,20 @@ class GroupCommitWriter:
             self._thread.start()
 
     async def submit(
-        self, signals: Sequence[FrictionSignal], body: bytes | None = None
+        self, signals: Sequence[ValidSignal], body: bytes | None = None
     ) -> WriteResult:
         """Queue the signals; return once they are committed (or raise ``WriteError``).
 
         ``body`` must be the bytes ``signals`` were validated from (the body of one request).
-        A request of more than ``KEPT_MODELS_MAX`` signals waits as its body only: the caller
-        should not hold on to ``signals`` while it waits either.
+        The signals wait as they are: the fast decoder's structs are not tracked by the
+        garbage collector, so many waiting batches cost it nothing.
         """
         if not self.running:
             raise WriteError("the writer is not running")
         count = len(signals)
-        kept = signals if body is None or count <= KEPT_MODELS_MAX else BodyOnly(body, count)
-        del signals  # this frame waits below: it must not keep the models alive meanwhile
         future: asyncio.Future[WriteResult] = asyncio.get_running_loop().create_future()
         with self._lock:
-            self._pending.append(_Pending(kept, body, future))
+            self._pending.append(_Pending(signals, body, future))
             self._pending_rows += count
             self._joined += 1
             self._in_flight += 1
@@ -202,16 +193,9 @@ class GroupCommitWriter:
             while True:
                 self._wake.wait()
                 self._wake.clear()
-                follow = False  # start the next small flush's INSERT before anybody is in
+                follow = False  # start the next flush's INSERT before anybody is in
                 while self._pending or (follow and not self._closing):
-                    if self._pending and isinstance(self._pending[0].signals, BodyOnly):
-                        self._gather()
-                        taken = self._take()
-                        self._flush(store, taken)
-                        taken = []
-                        follow = False
-                    else:
-                        follow = self._stream_flush(store) > 0
+                    follow = self._stream_flush(store) > 0
                 if self._closing and not self._pending:
                     return
         except Exception as exc:  # the database is gone, or a bug: nothing is left hanging
@@ -230,22 +214,14 @@ class GroupCommitWriter:
                     log.error("closing the store failed: %s", type(exc).__name__)
             self._call(self._set_stopped)
 
-    def _take(self, *, small: bool = False) -> list[_Pending]:
-        """Pending requests from the front, whole, up to ``max_rows`` rows (at least one).
-
-        ``small``: only requests that kept their models (not ``BodyOnly``), fewer than
-        ``LARGE_FLUSH_ROWS`` rows in all (at least one request): a flush written from its
-        models. It stops at the first request that kept only its body.
-        """
-        limit = min(self._max_rows, LARGE_FLUSH_ROWS - 1) if small else self._max_rows
+    def _take(self) -> list[_Pending]:
+        """Pending requests from the front, whole, up to ``max_rows`` rows (at least one)."""
+        limit = self._max_rows
         taken: list[_Pending] = []
         rows = 0
         with self._lock:
             while self._pending:
-                first = self._pending[0]
-                if small and isinstance(first.signals, BodyOnly):
-                    break
-                size = len(first.signals)
+                size = len(self._pending[0].signals)
                 if taken and rows + size > limit:
                     break
                 taken.append(self._pending.popleft())
@@ -254,8 +230,7 @@ class GroupCommitWriter:
         return taken
 
     def _first_in(self) -> bool:
-        """Wait up to ``follow_s`` (``FOLLOW_S``) for a request; whether one written from its
-        models is first in line."""
+        """Wait up to ``follow_s`` (``FOLLOW_S``) for a request; whether one came."""
         deadline = time.monotonic() + self._follow
         while not self._pending and not self._closing:
             left = deadline - time.monotonic()
@@ -263,8 +238,7 @@ class GroupCommitWriter:
                 break
             self._wake.wait(left)
             self._wake.clear()
-        pending = self._pending
-        return bool(pending) and not isinstance(pending[0].signals, BodyOnly)
+        return bool(self._pending)
 
     def _gather(self) -> None:
         """Wait while requests keep joining a small flush.
@@ -303,20 +277,12 @@ class GroupCommitWriter:
         finally:
             self._expected = _NOBODY
 
-    def _flush(self, store: SignalStore, taken: list[_Pending]) -> None:
-        try:
-            written = store.write(_flush_of(taken), self._today())
-        except Exception as exc:
-            self._failed(taken, exc)
-            return
-        self._written(taken, written.results, refused=written.refused_bodies)
-
     def _stream_flush(self, store: SignalStore) -> int:
-        """Write one small flush whose INSERT starts before its requests are in; return how
-        many requests it held (0: none came within ``FOLLOW_S``, or a large one came first).
+        """Write one flush whose INSERT starts before its requests are in; return how many
+        requests it held (0: none came within ``FOLLOW_S``).
 
         The store calls ``take`` once it is ready for the rows: only then does the writer wait
-        for the first request, gather and take the requests (``_take(small=True)``). A
+        for the first request, gather and take the requests (``_take``). A
         statement that fails before it took any request (the database is gone) fails those
         waiting, who would have been in it.
         """
@@ -326,13 +292,13 @@ class GroupCommitWriter:
             if not self._first_in():
                 return None
             self._gather()
-            taken.extend(self._take(small=True))
+            taken.extend(self._take())
             return _flush_of(taken)
 
         try:
             written = store.write_streamed(self._today(), take)
         except Exception as exc:
-            failed = taken or self._take(small=True)
+            failed = taken or self._take()
             self._failed(failed, exc)
             return len(failed)
         if taken:

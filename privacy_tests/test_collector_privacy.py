@@ -115,7 +115,8 @@ def _raw(
 def _repeated_key(count: int) -> Callable[[httpx.Client, str], httpx.Response]:
     """A batch of ``count`` signals, one of which names ``tool_attempted`` twice: the canary
     first, a valid tool last. pydantic keeps the last (and accepts); nothing may keep the first.
-    ``count`` >= 500 makes the writer parse the body itself (collector.rows); less, the models.
+    ``count`` >= 500 makes the refused body large: judged by pydantic item by item
+    (collector.guard); less, whole.
     """
 
     def send(client: httpx.Client, canary: str) -> httpx.Response:
@@ -297,9 +298,8 @@ def test_the_audit_saw_real_traffic(audit: Audit) -> None:
     assert audit.spans
     assert "lmcp.collector.signals.accepted" in audit.metrics
     assert "lmcp.collector.requests.rejected" in audit.metrics
-    # The large repeated-key batch went to DuckDB as a body, which DuckDB refused: the flush
-    # was written from its models.
-    assert "lmcp.collector.flush.refused_bodies" in audit.metrics
+    # The large repeated-key batch: the fast decoder refused its first value, pydantic kept
+    # the last (collector.guard), and the flush was written from the validated signals.
     assert audit.responses["repeated-key-large-flush"].json() == {
         "accepted": 500,
         "duplicates": 0,

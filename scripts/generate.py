@@ -29,6 +29,7 @@ from scripts.gen_schema import (
     render_signal_schema,
     render_v1_schemas,
 )
+from scripts.gen_wire import WIRE_PY, render_wire
 
 DATA_CATALOGUE_MD = ROOT / "docs" / "data-catalogue.md"
 
@@ -58,6 +59,7 @@ ARTEFACTS: tuple[Artefact, ...] = (
         SIGNAL_SCHEMA_V1, lambda: render_v1_schemas()[SIGNAL_SCHEMA_V1], "the v1 signal model"
     ),
     Artefact(BATCH_SCHEMA_V1, lambda: render_v1_schemas()[BATCH_SCHEMA_V1], "the v1 batch model"),
+    Artefact(WIRE_PY, render_wire, "contract.schema.AcceptedBatch (the fast decoder)"),
     Artefact(DATA_CATALOGUE_MD, _data_catalogue, "lmcp.datacatalogue (lmcp signals catalogue)"),
 )
 

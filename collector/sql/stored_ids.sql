@@ -1,2 +1,2 @@
--- The ids of the registered Arrow table `incoming` that are already stored (retries).
-SELECT s.signal_id FROM signals AS s SEMI JOIN incoming AS i ON s.signal_id = i.signal_id
+-- The ids of the registered Arrow table `incoming` already stored on a day not yet closed.
+SELECT o.signal_id FROM open_ids AS o SEMI JOIN incoming AS i ON o.signal_id = i.signal_id

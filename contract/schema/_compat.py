@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.types import FailFast
 
 from contract.schema._enums import AttemptsBucket
 from contract.schema._models import MAX_BATCH, SCHEMA_VERSION, FrictionSignal
@@ -65,4 +66,4 @@ class AcceptedBatch(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True, title="SignalBatch")
 
-    signals: Annotated[tuple[AnySignal, ...], Field(min_length=1, max_length=MAX_BATCH)]
+    signals: Annotated[tuple[AnySignal, ...], FailFast(), Field(min_length=1, max_length=MAX_BATCH)]

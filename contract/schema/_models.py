@@ -10,6 +10,7 @@ import datetime as dt
 from typing import Annotated, Literal
 
 from pydantic import UUID4, BaseModel, ConfigDict, Field
+from pydantic.types import FailFast
 
 from contract.schema._enums import (
     ArgType,
@@ -34,6 +35,8 @@ MAX_BATCH = 500
 VERSION_PATTERN = r"^(0|[1-9][0-9]{0,2})\.(0|[1-9][0-9]{0,2})\.(0|[1-9][0-9]{0,3})$"
 
 _CONFIG = ConfigDict(frozen=True, extra="forbid", strict=True, use_enum_values=False)
+# Every array is ``FailFast``: validation stops at its first failing item, so a refused batch
+# costs one item's errors, never one per item (``collector/guard.py``).
 
 
 class ArgShape(BaseModel):
@@ -106,8 +109,8 @@ class FrictionSignal(BaseModel):
         "null when the agent gave no count.",
     )
     error_class: ErrorClass
-    args: Annotated[tuple[ArgShape, ...], Field(max_length=MAX_ARGS)] = ()
-    ring: Annotated[tuple[RingEntry, ...], Field(max_length=RING_SIZE)] = Field(
+    args: Annotated[tuple[ArgShape, ...], FailFast(), Field(max_length=MAX_ARGS)] = ()
+    ring: Annotated[tuple[RingEntry, ...], FailFast(), Field(max_length=RING_SIZE)] = Field(
         default=(), description="The last tool calls, oldest first, the failed call last."
     )
     app: AppState = AppState()
@@ -125,4 +128,6 @@ class SignalBatch(BaseModel):
         json_schema_extra={"$id": "https://lmcp.invalid/schema/signal-batch.v2.json"},
     )
 
-    signals: Annotated[tuple[FrictionSignal, ...], Field(min_length=1, max_length=MAX_BATCH)]
+    signals: Annotated[
+        tuple[FrictionSignal, ...], FailFast(), Field(min_length=1, max_length=MAX_BATCH)
+    ]

@@ -11,6 +11,7 @@ import datetime as dt
 from typing import Annotated, Literal
 
 from pydantic import UUID4, BaseModel, ConfigDict, Field
+from pydantic.types import FailFast
 
 from contract.schema._enums import ErrorCategory, ErrorClass, FrictionType, IntentCategory
 from contract.schema._models import (
@@ -53,8 +54,8 @@ class FrictionSignal(BaseModel):
     tool_attempted: ToolName = Field(description="The catalogue tool involved, or `other`.")
     attempt_count: Annotated[int, Field(ge=1, le=MAX_ATTEMPT_COUNT)] | None = None
     error_class: ErrorClass
-    args: Annotated[tuple[ArgShape, ...], Field(max_length=MAX_ARGS)] = ()
-    ring: Annotated[tuple[RingEntry, ...], Field(max_length=RING_SIZE)] = Field(
+    args: Annotated[tuple[ArgShape, ...], FailFast(), Field(max_length=MAX_ARGS)] = ()
+    ring: Annotated[tuple[RingEntry, ...], FailFast(), Field(max_length=RING_SIZE)] = Field(
         default=(), description="The last tool calls, oldest first, the failed call last."
     )
     app: AppState = AppState()
@@ -66,7 +67,9 @@ class SignalBatch(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True, title="SignalBatch")
 
-    signals: Annotated[tuple[FrictionSignal, ...], Field(min_length=1, max_length=MAX_BATCH)]
+    signals: Annotated[
+        tuple[FrictionSignal, ...], FailFast(), Field(min_length=1, max_length=MAX_BATCH)
+    ]
 
 
 FrictionSignalV1 = FrictionSignal

@@ -6,6 +6,7 @@ import gzip
 import json
 import zlib
 
+import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -88,7 +89,10 @@ def test_unknown_content_encoding() -> None:
 
 def test_valid_batch_round_trips() -> None:
     sigs = [make_signal() for _ in range(3)]
-    assert list(validate_batch(batch_body(sigs)).signals) == sigs
+    got = validate_batch(batch_body(sigs)).signals
+    assert [json.loads(msgspec.json.encode(s)) for s in got] == [
+        s.model_dump(mode="json") for s in sigs
+    ]
 
 
 def _code(body: bytes) -> tuple[int, str, list[dict[str, str]]]:

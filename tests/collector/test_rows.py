@@ -1,16 +1,15 @@
 """The write path stores exactly what pydantic validated, however the body spells it.
 
-A large flush hands DuckDB the bodies it validated, which DuckDB parses a second time; a small
-one is shaped from the models (collector/rows.py). These tests write bodies in many legal
-spellings -- keys in any order, whitespace and line breaks, ``\\u`` escapes, omitted defaults,
-other UUID spellings, ``2.0`` for ``schema_version``, a repeated key whose LAST value is the
-valid one -- validate them with the shared model as the endpoint does, store them through
-``flush_rows`` both ways and read every column back from DuckDB: each row must be what the
-validated model says, never what a first occurrence or another parser would have said.
+Bodies in many legal spellings (``tests/collector/_spellings.py``) are validated as the
+endpoint does (``validate_batch``: the fast decoder, or pydantic for what it refuses), stored
+through the store, and read back column by column: each row must be what the pydantic model
+says, never what a first occurrence or another parser would have said. Then the store's own
+rules: each id once per open day, the first occurrence winning, in one transaction.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 import uuid
@@ -24,88 +23,14 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from collector.db import SQL_DIR, migrate
-from collector.flush import BodyOnly, Flush, WriteResult
-from collector.store import DuckDBStore, flush_rows, insert_bodies
+from collector.flush import Flush, WriteResult
+from collector.ingest import validate_batch
+from collector.retention import reorder_day
+from collector.store import DuckDBStore, flush_rows
 from contract.schema import FrictionSignal, SignalBatch
 from service.sql import load_sql
-from tests.collector.conftest import TODAY, batch_body, expected_row, make_signal, signals
-
-CANARY = "CANARY-d41d8cd98f00b204"
-
-# ------------------------------------------------------------------ a JSON writer with options
-
-Pairs = list[tuple[str, Any]]
-
-
-class Obj:
-    """A JSON object as ordered (key, value) pairs: keys may repeat."""
-
-    def __init__(self, pairs: Pairs) -> None:
-        self.pairs = pairs
-
-
-def _string(text: str, escape: bool) -> str:
-    if not escape:
-        return json.dumps(text)
-    return '"' + "".join(f"\\u{ord(c):04x}" if c.isalpha() else c for c in text) + '"'
-
-
-def render(value: Any, *, escape: bool, newline: str) -> str:
-    if isinstance(value, Obj):
-        inner = ("," + newline).join(
-            _string(k, escape) + ":" + render(v, escape=escape, newline=newline)
-            for k, v in value.pairs
-        )
-        return "{" + newline + inner + newline + "}"
-    if isinstance(value, list):
-        return "[" + ",".join(render(v, escape=escape, newline=newline) for v in value) + "]"
-    if isinstance(value, str):
-        return _string(value, escape)
-    return json.dumps(value)
-
-
-def spelled(signal: FrictionSignal, draw: st.DrawFn) -> Obj:
-    """One of the many bodies pydantic validates into ``signal``."""
-    data: dict[str, Any] = signal.model_dump(mode="json")
-    sid = str(signal.signal_id)
-    data["signal_id"] = draw(
-        st.sampled_from(
-            [sid, sid.upper(), "{" + sid + "}", "urn:uuid:" + sid, sid.replace("-", "")]
-        )
-    )
-    data["schema_version"] = draw(st.sampled_from([2, 2.0]))
-    for key in ("error_category", "intent_category", "attempts"):
-        if data[key] is None and draw(st.booleans()):
-            del data[key]  # an omitted optional field is its default, None
-    for key in ("args", "ring"):
-        if not data[key] and draw(st.booleans()):
-            del data[key]  # an omitted list is its default, ()
-    if all(v is None for v in data["app"].values()) and draw(st.booleans()):
-        del data["app"]  # an omitted app is its default, every flag unknown
-
-    def obj(d: dict[str, Any]) -> Obj:
-        return Obj([(k, obj(v) if isinstance(v, dict) else _lists(v)) for k, v in d.items()])
-
-    def _lists(v: Any) -> Any:
-        return [obj(x) if isinstance(x, dict) else x for x in v] if isinstance(v, list) else v
-
-    top = obj(data)
-    top.pairs = draw(st.permutations(top.pairs))
-    if draw(st.booleans()):
-        # A repeated key: the first value is a canary (the smuggling attempt), the last valid.
-        key = draw(st.sampled_from(["tool_attempted", "friction_type", "error_class"]))
-        top.pairs.insert(0, (key, CANARY))
-    return top
-
-
-@st.composite
-def bodies(draw: st.DrawFn) -> tuple[bytes, list[FrictionSignal]]:
-    batch = draw(st.lists(signals, min_size=1, max_size=6, unique_by=lambda s: s.signal_id))
-    doc = Obj([("signals", [spelled(s, draw) for s in batch])])
-    text = render(
-        doc, escape=draw(st.booleans()), newline=draw(st.sampled_from(["", "\n", "\r\n", " "]))
-    )
-    return text.encode(), batch
+from tests.collector._spellings import CANARY, bodies
+from tests.collector.conftest import TODAY, batch_body, expected_row, make_signal
 
 
 @pytest.fixture
@@ -119,7 +44,7 @@ def con() -> Iterator[duckdb.DuckDBPyConnection]:
 @pytest.fixture(scope="module")
 def migrated() -> Iterator[duckdb.DuckDBPyConnection]:
     """One migrated database for the property tests, emptied per example by ``_emptied``:
-    migrating a fresh database costs far more than emptying a table."""
+    migrating a fresh database costs far more than emptying two tables."""
     connection = duckdb.connect(":memory:")
     migrate(connection)
     yield connection
@@ -127,8 +52,9 @@ def migrated() -> Iterator[duckdb.DuckDBPyConnection]:
 
 
 def _emptied(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
-    """``con`` with no stored signal: the only table a flush writes is ``signals``."""
+    """``con`` with no stored signal: a flush writes ``signals`` and ``open_ids``."""
     con.execute("DELETE FROM signals")
+    con.execute("DELETE FROM open_ids")
     return con
 
 
@@ -142,134 +68,93 @@ def _stored(con: duckdb.DuckDBPyConnection) -> dict[uuid.UUID, dict[str, Any]]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    ("from_bodies", "body_only"),
-    [(True, False), (False, False), (False, True)],
-    ids=["parsed-bodies", "from-models", "models-validated-again"],
-)
 @given(requests=st.lists(bodies(), min_size=1, max_size=4))
 def test_any_spelling_is_stored_as_the_model_validated_it(
     migrated: duckdb.DuckDBPyConnection,
-    from_bodies: bool,
-    body_only: bool,
     requests: list[tuple[bytes, list[FrictionSignal]]],
 ) -> None:
-    """``models-validated-again``: requests that waited as their body only (``BodyOnly``)."""
     con = _emptied(migrated)
-    validated = [SignalBatch.model_validate_json(body, strict=True).signals for body, _ in requests]
-    for got, (_, want) in zip(validated, requests, strict=True):
-        assert list(got) == want  # the spelling is legal: pydantic reads the same signals
+    for body, want in requests:  # the spelling is legal: pydantic reads the same signals
+        assert list(SignalBatch.model_validate_json(body, strict=True).signals) == want
+    validated = [validate_batch(body).signals for body, _ in requests]
     ids = [s.signal_id for batch in validated for s in batch]
-    fresh = [WriteResult(len(b), 0) for b in validated]
-    raw = [b for b, _ in requests]
-    batches = (
-        [BodyOnly(b, len(v)) for b, v in zip(raw, validated, strict=True)]
-        if body_only
-        else validated
-    )
-    results = flush_rows(con, batches, TODAY, raw, from_bodies=from_bodies)
+    results = flush_rows(con, validated, TODAY)
     if len(set(ids)) == len(ids):
-        assert results == fresh
+        assert results == [WriteResult(len(b), 0) for b in validated]
     else:
         assert sum(r.accepted for r in results) == len(set(ids))
     stored = _stored(con)
     assert set(stored) == set(ids)
-    for batch in validated:
-        for signal in batch:
+    for _, want in requests:
+        for signal in want:
             assert stored[signal.signal_id] == expected_row(signal)
     assert CANARY not in repr(stored)
 
 
-@pytest.mark.slow
-@given(st.lists(signals, min_size=1, max_size=8, unique_by=lambda s: s.signal_id))
-def test_a_client_body_goes_through_duckdb_without_refusal(
-    migrated: duckdb.DuckDBPyConnection, batch: list[FrictionSignal]
-) -> None:
-    """The spelling the client sends (pydantic's own) is never refused: the fast path is taken."""
-    body = batch_body(batch)
-    assert SignalBatch.model_validate_json(body, strict=True).signals == tuple(batch)
-    con = _emptied(migrated)
-    insert_bodies(con, [body, batch_body([])], [len(batch), 0], TODAY)
-    stored = _stored(con)
-    assert stored == {s.signal_id: expected_row(s) for s in batch}
+# ------------------------------------------------------------------ by example
 
 
-# ------------------------------------------------------------------ refusals, by example
-
-
-def _refused(con: duckdb.DuckDBPyConnection, bodies: list[bytes], counts: list[int]) -> None:
-    with pytest.raises(
-        (duckdb.ConstraintException, duckdb.InvalidInputException, duckdb.ConversionException)
-    ):
-        insert_bodies(con, bodies, counts, TODAY)
-
-
-@pytest.mark.parametrize("body_only", [False, True], ids=["models-kept", "body-only"])
-def test_a_repeated_key_is_refused_and_the_flush_written_from_its_models(
-    con: duckdb.DuckDBPyConnection, body_only: bool
-) -> None:
-    """``body-only``: requests that kept only their body (``BodyOnly``) choose the bodies path
-    themselves, and the refusal's fallback validates them again."""
-    good = [make_signal(), make_signal()]
-    bad_signal = make_signal()
-    bad = batch_body([bad_signal]).replace(
+def test_a_repeated_key_stores_its_last_value_never_its_first() -> None:
+    signal = make_signal()
+    body = batch_body([signal]).replace(
         b'"tool_attempted":', b'"tool_attempted": "' + CANARY.encode() + b'", "tool_attempted":'
     )
-    assert SignalBatch.model_validate_json(bad, strict=True).signals == (bad_signal,)
-    _refused(con, [batch_body(good), bad], [2, 1])
-    assert _stored(con) == {}  # the refused statement wrote nothing
-    if body_only:
-        work = Flush([BodyOnly(batch_body(good), 2), BodyOnly(bad, 1)], [batch_body(good), bad])
-        results, refused = DuckDBStore(con).write(
-            work, TODAY
-        )  # refused: the bodies path was taken first
-    else:
-        work = Flush([good, [bad_signal]], [batch_body(good), bad])
-        results, refused = DuckDBStore(con).write(work, TODAY, from_bodies=True)
-    assert (results, refused) == ([WriteResult(2, 0), WriteResult(1, 0)], True)
+    assert SignalBatch.model_validate_json(body, strict=True).signals == (signal,)
+    con = duckdb.connect(":memory:")
+    migrate(con)
+    flush_rows(con, [validate_batch(body).signals], TODAY)
     stored = _stored(con)
-    assert stored == {s.signal_id: expected_row(s) for s in [*good, bad_signal]}
+    assert stored == {signal.signal_id: expected_row(signal)}
     assert CANARY not in repr(stored)
 
 
-def test_body_only_validates_only_when_its_signals_are_read(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    import collector.flush as flush_module
-
-    batch = [make_signal(), make_signal(), make_signal()]
-    calls: list[bytes] = []
-
-    def counting(body: bytes) -> SignalBatch:
-        calls.append(body)
-        return SignalBatch.model_validate_json(body, strict=True)
-
-    monkeypatch.setattr(flush_module, "validate_batch", counting)
-    waiting = BodyOnly(batch_body(batch), len(batch))
-    assert len(waiting) == 3 and calls == []
-    assert list(waiting) == batch and waiting[1] == batch[1] and list(waiting[1:]) == batch[1:]
-    assert len(calls) == 1  # validated once, then kept for the rest of the flush
-
-
-def test_a_body_that_does_not_hold_its_batch_is_refused(con: duckdb.DuckDBPyConnection) -> None:
-    body = batch_body([make_signal(), make_signal()])
-    _refused(con, [body], [3])
-    _refused(con, [body], [1])
-    assert _stored(con) == {}
-
-
-def test_stored_and_repeated_ids_are_refused_then_counted_as_duplicates(
-    con: duckdb.DuckDBPyConnection,
+@pytest.mark.parametrize("streamed", [False, True], ids=["write", "write_streamed"])
+def test_stored_and_repeated_ids_are_counted_as_duplicates(
+    con: duckdb.DuckDBPyConnection, streamed: bool
 ) -> None:
     a, b, c = make_signal(), make_signal(), make_signal()
-    insert_bodies(con, [batch_body([a])], [1], TODAY)
-    _refused(con, [batch_body([a, b])], [2])  # a is stored
-    _refused(con, [batch_body([b]), batch_body([b, c])], [1, 2])  # b twice in one flush
-    assert set(_stored(con)) == {a.signal_id}
-    work = Flush([[a, b], [b, c]], [batch_body([a, b]), batch_body([b, c])])
-    results, refused = DuckDBStore(con).write(work, TODAY, from_bodies=True)
-    assert (results, refused) == ([WriteResult(1, 1), WriteResult(1, 1)], True)
+    store = DuckDBStore(con)
+    assert flush_rows(con, [[a]], TODAY) == [WriteResult(1, 0)]
+    work = Flush([[a, b], [b, c]], [None, None])  # a is stored, b twice in the flush
+    if streamed:
+        results, refused = store.write_streamed(TODAY, lambda: work)
+    else:
+        results, refused = store.write(work, TODAY)
+    assert (results, refused) == ([WriteResult(1, 1), WriteResult(1, 1)], False)
     assert set(_stored(con)) == {a.signal_id, b.signal_id, c.signal_id}
+    assert con.execute("SELECT count(*) FROM open_ids").fetchall() == [(3,)]
+    store.close()
+
+
+def test_a_failed_flush_stores_neither_rows_nor_ids(con: duckdb.DuckDBPyConnection) -> None:
+    good = make_signal()
+    bad = make_signal().model_copy(update={"tool_attempted": "not_a_tool"})  # no ENUM value
+    with pytest.raises(duckdb.Error):
+        flush_rows(con, [[good, bad]], TODAY)
+    assert _stored(con) == {}
+    assert con.execute("SELECT count(*) FROM open_ids").fetchall() == [(0,)]
+
+
+def test_a_retry_after_its_day_closed_is_dropped_by_the_rewrite(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    """Only the open days' ids are indexed: a retry after the rewrite of its first copy's day
+    is stored, then dropped when its own day is rewritten (each id once, no arrival order)."""
+    yesterday = TODAY - dt.timedelta(days=1)
+    a, b = make_signal(day=yesterday), make_signal(day=yesterday)
+    flush_rows(con, [[a, b]], yesterday)
+    reorder_day(con, yesterday)
+    assert con.execute("SELECT count(*) FROM open_ids").fetchall() == [(0,)]
+    fresh = make_signal()
+    assert flush_rows(con, [[a, fresh]], TODAY) == [WriteResult(2, 0)]  # a is not indexed now
+    assert flush_rows(con, [[a]], TODAY) == [WriteResult(0, 1)]  # but is on its open day
+    reorder_day(con, TODAY)
+    rows = con.execute("SELECT signal_id, received_day FROM signals ORDER BY rowid").fetchall()
+    assert sorted(rows) == sorted(
+        [(a.signal_id, yesterday), (b.signal_id, yesterday), (fresh.signal_id, TODAY)]
+    )
+    today = [sid for sid, day in rows if day == TODAY]
+    assert today == sorted(today)  # the rewrite's order: the random ids'
 
 
 @pytest.mark.parametrize(
@@ -277,7 +162,7 @@ def test_stored_and_repeated_ids_are_refused_then_counted_as_duplicates(
     [str.upper, lambda sid: "{" + sid + "}", lambda sid: sid.replace("-", "")],
     ids=["capitals", "braces", "no-hyphens"],
 )
-def test_other_id_spellings_are_read_as_the_same_id(
+def test_other_id_spellings_are_stored_as_the_same_id(
     con: duckdb.DuckDBPyConnection, spell: Any
 ) -> None:
     signal = make_signal()
@@ -285,29 +170,16 @@ def test_other_id_spellings_are_read_as_the_same_id(
         str(signal.signal_id).encode(), spell(str(signal.signal_id)).encode()
     )
     assert SignalBatch.model_validate_json(body, strict=True).signals == (signal,)
-    insert_bodies(con, [body], [1], TODAY)
+    flush_rows(con, [validate_batch(body).signals], TODAY)
     assert _stored(con) == {signal.signal_id: expected_row(signal)}
 
 
-@pytest.mark.parametrize("from_bodies", [True, False, None])
-def test_flush_rows_without_bodies_writes_the_models(
-    con: duckdb.DuckDBPyConnection, from_bodies: bool | None
-) -> None:
+def test_flush_rows_writes_built_models(con: duckdb.DuckDBPyConnection) -> None:
     batch = [make_signal(), make_signal(ring=()), make_signal(args=())]
-    got = flush_rows(con, [batch, []], TODAY, from_bodies=from_bodies)
+    got = flush_rows(con, [batch, []], TODAY)
     assert got == [WriteResult(3, 0), WriteResult(0, 0)]
     stored = _stored(con)
     assert [stored[s.signal_id] for s in batch] == [expected_row(s) for s in batch]
-
-
-def test_a_flush_with_a_request_without_body_is_written_from_models_not_refused(
-    con: duckdb.DuckDBPyConnection,
-) -> None:
-    with_body, without = [make_signal()], [make_signal(), make_signal()]
-    work = Flush([with_body, without], [batch_body(with_body), None])
-    results, refused = DuckDBStore(con).write(work, TODAY, from_bodies=True)
-    assert (results, refused) == ([WriteResult(1, 0), WriteResult(2, 0)], False)
-    assert set(_stored(con)) == {s.signal_id for s in [*with_body, *without]}
 
 
 def _keys_of_model(model: type[BaseModel]) -> dict[str, Any]:
@@ -332,7 +204,7 @@ def _keys_of_structure(structure: Any) -> Any:
 
 def test_the_bodies_insert_reads_exactly_the_models_keys() -> None:
     """``json_transform_strict`` ignores keys its structure lacks: a field added to the shared
-    model but not to ``insert_bodies.sql`` would be dropped silently on the large path."""
+    model but not to ``insert_bodies.sql`` would be dropped silently by the lake's sink."""
     sql = load_sql(SQL_DIR, "insert_bodies")
     literal = re.search(r"json_transform_strict\(body, '(.*?)'\)", sql, re.S)
     assert literal is not None

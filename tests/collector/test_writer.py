@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import gc
 import tempfile
 import threading
-import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,7 @@ from collector.store import (
     write_when_taken,
 )
 from collector.telemetry import Telemetry
-from collector.writer import FOLLOW_S, KEPT_MODELS_MAX, GroupCommitWriter
+from collector.writer import FOLLOW_S, GroupCommitWriter
 from contract.schema import FrictionSignal
 from service.db import Database
 from tests._servers import HANG_S
@@ -43,6 +43,9 @@ from tests.collector.conftest import (
     signals,
 )
 from tests.hypothesis_profiles import at_most
+
+#: A request of many signals (the writer treats every size alike).
+MANY = 11
 
 
 @pytest.fixture
@@ -72,19 +75,15 @@ def test_flush_counts_duplicates_within_and_across(db: Database) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("from_bodies", [True, False])
 # Each example migrates a database and flushes up to 30 rows: a quarter of the ci budget.
 @settings(max_examples=at_most(25), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(batch=st.lists(signals, min_size=1, max_size=30, unique_by=lambda s: s.signal_id))
-def test_rows_read_back_field_by_field(
-    tmp_path: Path, from_bodies: bool, batch: list[FrictionSignal]
-) -> None:
+def test_rows_read_back_field_by_field(tmp_path: Path, batch: list[FrictionSignal]) -> None:
     con = duckdb.connect(":memory:")
     from collector.db import migrate
 
     migrate(con)
-    bodies = [batch_body(batch)] if from_bodies else None
-    got = flush_rows(con, [batch], TODAY, bodies, from_bodies=from_bodies)
+    got = flush_rows(con, [validate_batch(batch_body(batch)).signals], TODAY)
     assert got == [WriteResult(len(batch), 0)]
     cur = con.execute("SELECT * EXCLUDE (received_day) FROM signals")
     names = [d[0] for d in cur.description or []]
@@ -115,10 +114,6 @@ class FailingOnceWriter(GroupCommitWriter):
     def __init__(self, db: Database, *args: Any, **kwargs: Any) -> None:
         super().__init__(DuckDBStore.opener(db), *args, **kwargs)
         self.flushes: list[int] = []
-
-    def _flush(self, store: SignalStore, taken: list[Any]) -> None:
-        self.flushes.append(len(taken))
-        super()._flush(self._next_store(store), taken)
 
     def _stream_flush(self, store: SignalStore) -> int:
         held = super()._stream_flush(self._next_store(store))
@@ -193,30 +188,32 @@ def test_close_flushes_what_is_pending_and_refuses_new_work(db: Database) -> Non
     assert len(read_rows(db.path)) == 30
 
 
-@pytest.mark.parametrize("size", [KEPT_MODELS_MAX + 1, 100])
-def test_a_large_request_waits_for_its_commit_without_its_models(db: Database, size: int) -> None:
-    """Its validated models are freed while it waits; what is stored is still exactly them."""
-    body = batch_body([make_signal() for _ in range(size)])
-    want = {s.signal_id: expected_row(s) for s in validate_batch(body).signals}
+@pytest.mark.parametrize("size", [MANY, 100])
+def test_waiting_signals_cost_the_garbage_collector_nothing(db: Database, size: int) -> None:
+    """Requests wait for their commit with their validated signals, which the garbage
+    collector never walks (many live models waiting made it walk them again and again)."""
+    built = [make_signal() for _ in range(size)]
+    body = batch_body(built)
+    want = {s.signal_id: expected_row(s) for s in built}
 
     async def scenario() -> tuple[list[bool], WriteResult]:
         writer = HeldWriter(db, _telemetry())
         writer.start()
         validated = validate_batch(body).signals
-        models = [weakref.ref(s) for s in validated]
         task = asyncio.create_task(writer.submit(validated, body))
-        del validated
         await asyncio.sleep(0.05)  # queued; the flush is held
-        alive = [ref() is not None for ref in models]
+        gc.collect()  # tuples of untracked objects are untracked by a collection
+        parts = [p for s in validated for p in (s, s.args, s.ring, s.app, s.client, *s.args)]
+        tracked = [gc.is_tracked(p) for p in parts]
         assert not task.done()
         writer.go.set()
         result = await task
         await writer.close()
-        return alive, result
+        return tracked, result
 
-    alive, result = asyncio.run(scenario())
+    tracked, result = asyncio.run(scenario())
     db.close()  # read_rows opens the file itself
-    assert not any(alive)
+    assert not any(tracked)
     assert result == WriteResult(size, 0)
     rows = read_rows(db.path, "SELECT * EXCLUDE (received_day) FROM signals")
     assert {row["signal_id"]: row for row in rows} == want
@@ -326,9 +323,9 @@ def test_under_load_the_next_insert_is_planned_before_its_requests_arrive(db: Da
     assert len(read_rows(db.path)) == 2
 
 
-def test_a_small_flush_stops_at_a_large_request_and_all_are_stored(db: Database) -> None:
-    """Queued in order small, large, small: the small flush takes the first only."""
-    large = [make_signal() for _ in range(KEPT_MODELS_MAX + 1)]
+def test_requests_of_any_size_share_one_flush_and_all_are_stored(db: Database) -> None:
+    """Queued in order small, large, small: one flush takes them all."""
+    large = [make_signal() for _ in range(MANY)]
     stored_before = make_signal()
     writer = HeldWriter(db, _telemetry())
 
@@ -349,10 +346,10 @@ def test_a_small_flush_stops_at_a_large_request_and_all_are_stored(db: Database)
     flush_rows(db.run_sync(lambda con: con.cursor()), [[stored_before]], TODAY)
     results = asyncio.run(queued())
     db.close()  # read_rows opens the file itself
-    # The first request's second signal was already stored: the primary key refused the
-    # streamed INSERT, and the slow path stored the rest.
+    # The first request's second signal was already stored: the open days' ids refused the
+    # streamed flush, and the slow path stored the rest.
     assert results == [WriteResult(1, 1), WriteResult(len(large), 0), WriteResult(1, 0)]
-    assert writer.flushes == [1, 2]
+    assert writer.flushes == [3]
     assert len(read_rows(db.path)) == 1 + 1 + len(large) + 1
 
 
@@ -385,7 +382,7 @@ def test_any_signal_store_serves_the_writer(db: Database) -> None:
         return stores[-1]
 
     repeated = make_signal()
-    large = [make_signal() for _ in range(KEPT_MODELS_MAX + 1)]
+    large = [make_signal() for _ in range(MANY)]
     body = batch_body(large)
 
     async def scenario() -> list[WriteResult]:
@@ -444,8 +441,8 @@ def test_flush_plan_counts_each_id_once(id_batches: list[list[int]]) -> None:
 
 
 _REQUEST = st.tuples(
-    st.lists(st.integers(0, 40), min_size=1, max_size=KEPT_MODELS_MAX + 6),  # signal ids
-    st.booleans(),  # sent with its body (more than KEPT_MODELS_MAX signals: body only)
+    st.lists(st.integers(0, 40), min_size=1, max_size=MANY + 6),  # signal ids
+    st.booleans(),  # validated from its body (structs) or sent as models
     st.sampled_from([0.0, 0.0, 0.001, 0.004]),  # when it is sent
 )
 
@@ -457,9 +454,9 @@ _REQUEST = st.tuples(
 def test_concurrent_mixed_requests_store_each_id_once(
     requests: list[tuple[list[int], bool, float]],
 ) -> None:
-    """Small and large requests, in any order and timing, some repeating ids: both kinds of
-    flush, the streamed INSERT and the primary key's slow path together store each id once,
-    and every request's answer adds up."""
+    """Small and large requests, in any order and timing, some repeating ids, validated
+    structs and built models: the streamed INSERT and the open days' ids' slow path together
+    store each id once, and every request's answer adds up."""
     pool = {i: make_signal() for i in range(41)}
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "x.duckdb"
