@@ -273,9 +273,11 @@ def _uuid_version(value: uuid.UUID, version: int) -> None:
 def render_wire() -> str:
     import contract.schema as schema
 
+    # The package loads its models on first use (``__getattr__``): ask for each export.
+    exported = {name: getattr(schema, name) for name in schema.__all__}
     names = {
         obj: name
-        for name, obj in vars(schema).items()
+        for name, obj in exported.items()
         if isinstance(obj, type) and issubclass(obj, BaseModel)
     }
     renderer = _Renderer(names)
