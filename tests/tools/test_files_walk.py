@@ -100,6 +100,28 @@ def _chain(root: Path, depth: int) -> int:
     return 3 * depth
 
 
+def _unchain(root: Path, depth: int) -> None:
+    """Remove a ``_chain`` tree bottom-up without recursion.
+
+    pytest's clean-up of old temporary folders recurses once per level and overflows the stack on
+    1,100 levels, failing a later session; the test removes what it built.
+    """
+    fds = [os.open(root, os.O_RDONLY)]
+    try:
+        for _ in range(depth - 1):
+            fds.append(os.open("d", os.O_RDONLY, dir_fd=fds[-1]))
+        while fds:
+            fd = fds.pop()
+            for name in ("l", "f.txt"):
+                os.unlink(name, dir_fd=fd)
+            os.rmdir("d", dir_fd=fd)
+            os.close(fd)
+    finally:
+        for fd in fds:
+            os.close(fd)
+    root.rmdir()
+
+
 def _list(root: Path, **args: Any) -> dict[str, Any]:
     handler = files_handlers(FilesRoot(root))["list_files"]
     out = handler(args)
@@ -115,12 +137,15 @@ def test_a_deep_tree_costs_the_same_calls_per_entry_as_a_shallow_one(
         root = tmp_path / f"depth-{depth}"
         entries = _chain(root, depth)
         count_fs_calls.clear()
-        # The handler itself: the catalogue caps ``limit`` at 1,000, the walk is what is measured.
-        listed = _list(root, recursive=True, limit=10 * entries)
+        try:
+            # The handler itself: the catalogue caps ``limit`` at 1,000; the walk is measured.
+            listed = _list(root, recursive=True, limit=10 * entries)
+            per_entry[depth] = sum(count_fs_calls.values()) / entries
+        finally:
+            _unchain(root, depth)
         assert listed["count"] == entries and listed["truncated"] is False
         deepest = "/".join(["d"] * (depth - 1) + ["l"])
         assert {"path": deepest, "type": "file", "size": 1} in listed["entries"]
-        per_entry[depth] = sum(count_fs_calls.values()) / entries
     # Linear: a constant number of calls per entry, whatever the depth (the old walk: ~depth).
     assert max(per_entry.values()) <= 1.2 * min(per_entry.values()), per_entry
     assert max(per_entry.values()) <= 10, per_entry
