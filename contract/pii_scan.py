@@ -195,9 +195,10 @@ _RULES: tuple[tuple[str, str, re.Pattern[str], _Check, int], ...] = (
     ("email_address", "@", _EMAIL, _email, 0),
     ("iban", "", _IBAN, _iban, 0),
     ("payment_card", "", _CARD, _card, 0),
+    # An international number first: its groups may look like an SSN ("+672 10 6609").
+    ("phone_number", "", _PHONE_INTL, _phone_intl, 0),
     ("us_ssn", "", _SSN, _ssn, 0),
     ("us_ssn", "", _SSN_NAMED, _ssn_named, 1),
-    ("phone_number", "", _PHONE_INTL, _phone_intl, 0),
     ("phone_number", "", _PHONE_NANP, lambda m, c: c.phone(m.group(0), "US"), 0),
     ("phone_number", "", _PHONE_NAMED, lambda m, c: _e164_length(m.group(1)), 1),
     ("postal_address", "", _STREET, _always, 0),

@@ -34,8 +34,8 @@ _SDK_ONLY = (
     "with Runtime.from_env() as rt:\n"
     "    anyio.run(serve, rt.host)\n"
 )
-#: The last request of every wire: a call (never answered early), which the server takes up
-#: after every call before it (one at a time), so every other answer has come by its own.
+#: The last request of every wire: a call (never answered early); its answer means the server
+#: has read every line before it.
 END = {
     "jsonrpc": "2.0",
     "id": "end",
@@ -68,23 +68,39 @@ def _handshake_wire(version: str) -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
+def _calls(lines: list[bytes]) -> set[str]:
+    """The ids of the tool calls in ``lines``: each runs in a worker and may answer late."""
+    ids = set()
+    for line in lines:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(message, dict) and message.get("method") == "tools/call" and "id" in message:
+            ids.add(json.dumps(message["id"]))
+    return ids
+
+
 def _exchange(command: list[str], home: Path, lines: list[bytes]) -> list[dict[str, Any]]:
     """Every answer to ``lines`` (then ``END``), in the order they came."""
     env = {"LMCP_HOME": str(home), "PATH": os.environ["PATH"]}
     answers = []
+    # Read calls run side by side, so a call sent before END may answer after it: the wire is
+    # over when END and every call are answered (closing stdin earlier cancels what runs).
+    waiting = _calls(lines) | {json.dumps(END["id"])}
     with subprocess.Popen(
         command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=REPO
     ) as proc:
         assert proc.stdin is not None and proc.stdout is not None
         proc.stdin.write(b"".join(lines) + json.dumps(END).encode() + b"\n")
         proc.stdin.flush()
-        while True:
+        while waiting:
             line = proc.stdout.readline()
             assert line, "the server stopped before answering every request"
             answer = json.loads(line)
-            if answer.get("id") == "end":
-                break
-            answers.append(answer)
+            waiting.discard(json.dumps(answer.get("id")))
+            if answer.get("id") != "end":
+                answers.append(answer)
         proc.stdin.close()
         assert proc.stdout.read() == b"", "an answer came after the last one"
     return answers
