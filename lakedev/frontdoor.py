@@ -87,6 +87,16 @@ class FrontDoor:
                     pass
                 time.sleep(0.05)
 
+    def wait_marked_down(self, number: int) -> None:
+        """Until haproxy has marked ``collector<number>`` down (it says so on stderr): a
+        server starts up and is marked down only after ``fall`` failed checks."""
+        line = f"Server collectors/collector{number} is DOWN".encode()
+        log = self.folder / "haproxy.log"
+        while line not in log.read_bytes():
+            if self._proc is None or self._proc.poll() is not None:
+                raise RuntimeError(f"haproxy exited; see {log}")
+            time.sleep(0.05)
+
     def stop(self) -> None:
         proc, self._proc = self._proc, None
         if proc is not None and proc.poll() is None:

@@ -119,6 +119,8 @@ def test_a_collector_whose_lake_is_unreachable_gets_no_traffic(
             bad = broken.start(ready=False).members[0]
             assert httpx.get(bad.url + "/readyz", trust_env=False).status_code == 503
             with FrontDoor([good.members[0].address, bad.address], folder=tmp_path) as door:
+                # Each server starts up; the unready one is marked down after its checks fail.
+                door.wait_marked_down(2)
                 load = send_load([door.url], signals=600, batch=20, senders=3, day=today)
         finally:
             broken.stop()
