@@ -28,6 +28,8 @@ import msgspec
 
 from collector import _wire
 from collector.guard import judged
+from contract.days import accepts_day
+from contract.limits import LATE_DAYS
 from contract.schema import attempts_bucket
 from service.errors import ProblemError
 
@@ -158,19 +160,22 @@ def signal_rules(*, retention_days: int) -> tuple[SignalRule, ...]:
 def check_days(
     signals: Sequence[_wire.FrictionSignal], today: dt.date, retention_days: int
 ) -> None:
-    """Refuse a signal dated outside ``[today - retention_days, today + 1]`` (422, ``day_window``).
+    """Refuse a signal whose day's release period is closed, or dated more than a day ahead
+    (422, ``day_window``).
 
-    One signal dated 9999-12-31 would otherwise sit in the table for ever and be the last day
-    of every default period; one day ahead allows for clocks east of UTC.
+    A signal counts in the period of its own day (``contract.days``); once that period is
+    closed it is released and never redrawn, so a late signal could only pile into another
+    period -- a backlog of 30 days in one release. One day ahead allows for clocks east of UTC;
+    one signal dated 9999-12-31 would otherwise be kept for ever.
     """
-    first = today - dt.timedelta(days=retention_days)
-    last = today + dt.timedelta(days=1)
-    bad = [i for i, signal in enumerate(signals) if not first <= signal.day <= last]
+    del retention_days  # the window ends long before retention: LATE_DAYS
+    bad = [i for i, signal in enumerate(signals) if not accepts_day(signal.day, today)]
     if bad:
         raise ProblemError(
             422,
             "day_out_of_window",
-            f"A signal's day must be within the last {retention_days} days or tomorrow (UTC).",
+            f"A signal's day must be within the last {LATE_DAYS} days, today or tomorrow (UTC): "
+            "an older day's release is closed.",
             errors=[
                 {
                     "pointer": f"/signals/{i}/day",

@@ -24,7 +24,6 @@ import duckdb
 
 from collector.backup import DatabaseBackup, StewardBackup
 from collector.read_routes import FileReads, StewardReads
-from collector.releases.store import params_from_settings
 from collector.retention import RetentionJob
 from collector.settings import CollectorSettings
 from collector.telemetry import Telemetry
@@ -103,7 +102,8 @@ class FileMode:
             retention_days=s.retention_days,
             interval_s=s.retention_interval_s,
             today=self._today,
-            privacy=params_from_settings(s),
+            privacy=s.checked_release_plan(),
+            backfill_days=s.release_backfill_days,
         )
         self.retention.start()
 
@@ -140,7 +140,7 @@ def open_lake_analysis(
     uri: str, *, raw: bool = False, mirror: Path | None = None
 ) -> duckdb.DuckDBPyConnection:
     """A connection on the lake at ``uri`` (S3 settings from ``LMCP_COLLECTOR_LAKE_S3_*``):
-    the released cells (``release_days``, ``release_cells``); with ``raw`` also ``signals``,
+    the released cells (``release_periods``, ``release_cells``); with ``raw`` also ``signals``,
     each id once (the steward's view); with ``mirror`` on that local copy of the compacted
     days, synced first (``MirrorError`` for a file it must not touch). ``FileNotFoundError``
     when no table is there."""

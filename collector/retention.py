@@ -7,8 +7,8 @@
 2. Every closed received day (before today, UTC) is rewritten ONCE in ``signal_id`` order (a
    random UUID4), so the stored order of its rows no longer reflects their arrival; a retry
    stored after its first copy's day had closed is dropped then.
-3. Every closed received day is released (``collector.releases.store``): computed once, stored,
-   never redrawn.
+3. Every closed release period in the window is released (``collector.releases.store``):
+   counted on the database thread, its noise drawn off it, stored once, never redrawn.
 """
 
 from __future__ import annotations
@@ -23,12 +23,14 @@ import duckdb
 
 from collector.db import SQL_DIR
 from collector.releases.store import (
-    PrivacyParams,
-    pending_releases,
+    count_period,
+    draw_period,
+    due_periods,
     purge_releases,
-    release_day,
+    store_period,
 )
 from collector.telemetry import Telemetry
+from contract.accountant import ReleasePlan
 from service.db import Database
 from service.sql import load_sql
 
@@ -110,18 +112,12 @@ def _reorder(con: duckdb.DuckDBPyConnection, *, day: dt.date) -> None:
     reorder_day(con, day)
 
 
-def _release(
-    con: duckdb.DuckDBPyConnection, *, cube: str, day: dt.date, params: PrivacyParams
-) -> bool:
-    return release_day(con, cube, day, params)
-
-
 class RetentionJob:
     """Runs the closed-day work soon after start (``START_DELAY_S``), then every ``interval_s``
     seconds.
 
-    ``privacy``: the release parameters (``params_from_settings(settings)``; the defaults when
-    not given).
+    ``privacy``: the release plan (``settings.checked_release_plan()``; the defaults when not
+    given).
     """
 
     def __init__(
@@ -132,14 +128,16 @@ class RetentionJob:
         retention_days: int,
         interval_s: float,
         today: Callable[[], dt.date],
-        privacy: PrivacyParams | None = None,
+        privacy: ReleasePlan | None = None,
+        backfill_days: int = 90,
     ) -> None:
         self._db = db
         self._telemetry = telemetry
         self._days = retention_days
         self._interval = interval_s
         self._today = today
-        self._privacy = privacy or PrivacyParams()
+        self._privacy = privacy or ReleasePlan()
+        self._backfill = backfill_days
         self._task: asyncio.Task[None] | None = None
         self.runs = 0
 
@@ -153,10 +151,14 @@ class RetentionJob:
         deleted = await self._db.run(lambda con: purge_expired(con, today, self._days))
         for day in await self._db.run(lambda con: days_to_reorder(con, today)):
             await self._db.run(functools.partial(_reorder, day=day))
-        for cube, day in await self._db.run(lambda con: pending_releases(con, today)):
-            await self._db.run(
-                functools.partial(_release, cube=cube, day=day, params=self._privacy)
-            )
+        due = await self._db.run(
+            lambda con: due_periods(con, today, self._days, backfill_days=self._backfill)
+        )
+        for cube, day in due:
+            exact = await self._db.run(functools.partial(count_period, cube=cube, day=day))
+            # The noise (every cell of the domain sampled) is drawn off the database thread.
+            drawn = await asyncio.to_thread(draw_period, exact, self._privacy)
+            await self._db.run(functools.partial(store_period, draw=drawn))
         self.runs += 1
         if deleted:
             self._telemetry.purged.add(deleted)

@@ -14,7 +14,8 @@ import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from collector.releases.cubes import DEFAULT_SPLIT
+from contract.accountant import DEFAULT_DELTA, DEFAULT_RHO, DEFAULT_SPLIT, ReleasePlan
+from contract.limits import WEEKLY_SIGNAL_LIMIT
 
 __all__ = ["CollectorSettings", "MIB", "StewardToken", "default_db_path"]
 
@@ -62,30 +63,45 @@ class CollectorSettings(BaseSettings):
         description="Steward bearer tokens with their audit labels: raw rows and exact counts, "
         "every read audited. Empty (the default): every steward route refuses.",
     )
-    release_epsilon_per_day: float = Field(
-        default=1.0,
+    release_rho: float = Field(
+        default=DEFAULT_RHO,
         gt=0.0,
-        le=20.0,
-        description="Differential privacy budget per installation per UTC day, split across "
-        "the released cubes.",
+        le=100.0,
+        description="zCDP budget per installation over the retention window (90 days by "
+        "default), split across the released cubes and their weekly periods.",
     )
-    release_delta_per_day: float = Field(
-        default=1e-6,
+    release_delta: float = Field(
+        default=DEFAULT_DELTA,
         gt=0.0,
         lt=1e-3,
-        description="Chance per installation-day that partition selection releases a cell only "
-        "it made (split like epsilon).",
+        description="The delta of the long-run guarantee (epsilon is derived at it).",
     )
     release_contribution_cap: int = Field(
-        default=10,
-        ge=1,
+        default=WEEKLY_SIGNAL_LIMIT,
+        ge=WEEKLY_SIGNAL_LIMIT,
         le=100,
-        description="Most signals one installation sends per UTC day (C, the client's bound): "
-        "the releases' sensitivity.",
+        description="Most signals one installation sends per UTC week (C, at least the "
+        "client's bound): the releases' sensitivity.",
     )
     release_split: dict[str, float] = Field(
         default_factory=lambda: dict(DEFAULT_SPLIT),
-        description="Share of the daily epsilon and delta each released cube spends (sums to 1).",
+        description="Share of rho each released cube spends (sums to 1).",
+    )
+    release_backfill_days: int = Field(
+        default=90,
+        ge=0,
+        description="How far back the release job goes (within the retention window): closed "
+        "periods starting at most this many days ago are released, empty ones too.",
+    )
+    release_epsilon_ceiling: float = Field(
+        default=8.5,
+        gt=0.0,
+        description="The collector refuses to start when the long-run epsilon is above this.",
+    )
+    release_delta_ceiling: float = Field(
+        default=1e-7,
+        gt=0.0,
+        description="The collector refuses to start when the long-run delta is above this.",
     )
 
     # -- ingestion limits
@@ -232,6 +248,28 @@ class CollectorSettings(BaseSettings):
         default=60.0, gt=0.0, description="How often metrics are exported."
     )
 
+    def release_plan(self) -> ReleasePlan:
+        """The accountant's plan for these settings (``contract.accountant``)."""
+        return ReleasePlan(
+            rho=self.release_rho,
+            delta=self.release_delta,
+            cap=self.release_contribution_cap,
+            split_items=tuple(sorted(self.release_split.items())),
+        )
+
+    def checked_release_plan(self) -> ReleasePlan:
+        """The plan, refused (``ValueError`` naming the setting) when its long-run epsilon is
+        above ``release_epsilon_ceiling``: the collector does not start past its ceiling."""
+        plan = self.release_plan()
+        epsilon = plan.long_run().epsilon
+        if epsilon > self.release_epsilon_ceiling:
+            raise ValueError(
+                f"LMCP_COLLECTOR_RELEASE_RHO={self.release_rho:g} over {plan.window_days} days "
+                f"gives epsilon {epsilon:.2f}, above LMCP_COLLECTOR_RELEASE_EPSILON_CEILING="
+                f"{self.release_epsilon_ceiling:g}"
+            )
+        return plan
+
     @model_validator(mode="after")
     def _split_names_every_cube(self) -> CollectorSettings:
         if set(self.release_split) != set(DEFAULT_SPLIT) or any(
@@ -240,6 +278,11 @@ class CollectorSettings(BaseSettings):
             raise ValueError("release_split must give every cube a positive share")
         if abs(sum(self.release_split.values()) - 1.0) > 1e-9:
             raise ValueError("release_split's shares must sum to 1")
+        if self.release_delta > self.release_delta_ceiling:
+            raise ValueError(
+                f"release_delta {self.release_delta:g} is above release_delta_ceiling "
+                f"{self.release_delta_ceiling:g}"
+            )
         labels = [t.label for t in self.steward_tokens]
         if len(set(labels)) != len(labels):
             raise ValueError("steward token labels must be distinct")

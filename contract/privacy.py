@@ -1,14 +1,13 @@
 """The published privacy parameters of one installation's contributions, and what they bound.
 
-The unit of privacy is one installation over one UTC day. The client enforces, before a signal
-is built, at most ``PER_KEY_DAILY_LIMIT`` signal per (tool, error class, friction type) and at
-most ``DAILY_SIGNAL_LIMIT`` signals in all (``contract/limits.py``, enforced by
-``client/contributions.py``). A release grouped by
-that key therefore moves by at most 1 in each of at most C cells (L0 = L1 = C, Linf = 1).
+The client enforces, before a signal is built, at most ``PER_KEY_WEEKLY_LIMIT`` signal per
+(tool, error class, friction type) and at most ``WEEKLY_SIGNAL_LIMIT`` signals in all per UTC
+week (``contract/limits.py``, enforced by ``client/contributions.py``); ``contract.accountant``
+turns that bound into the releases' guarantee.
 
 ``covert_channel()`` bounds what a malicious or prompt-injected agent can move out through
 signals: the log2 of the number of distinct signals it can cause (every field it can influence,
-by its choice of enum values and of which tools to call), per signal and per day under the
+by its choice of enum values and of which tools to call), per signal and per week under the
 limit. ``docs/signal-schema.md`` quotes these numbers; a test checks they match.
 """
 
@@ -18,7 +17,7 @@ import math
 from dataclasses import dataclass
 
 from contract.catalogue import load_catalogue
-from contract.limits import DAILY_SIGNAL_LIMIT
+from contract.limits import WEEKLY_SIGNAL_LIMIT
 from contract.schema import (
     MAX_ARGS,
     RING_SIZE,
@@ -47,12 +46,12 @@ _SIZED = (ArgType.string, ArgType.array, ArgType.object)
 
 @dataclass(frozen=True, slots=True)
 class ChannelBound:
-    """Distinct signals an agent can cause, and the bits that makes, per signal and per day."""
+    """Distinct signals an agent can cause, and the bits that makes, per signal and per week."""
 
-    signals_per_day: int
+    signals_per_week: int
     distinct_signals: int
     bits_per_signal: float
-    bits_per_day: float
+    bits_per_week: float
 
 
 def _shapes_of_one_value() -> int:
@@ -97,9 +96,9 @@ def distinct_signals() -> int:
     return math.prod(channel_fields().values())
 
 
-def covert_channel(limit: int = DAILY_SIGNAL_LIMIT) -> ChannelBound:
-    """The bound for ``limit`` signals a day: a day's output is a set of at most ``limit``
-    signals, so at most sum(N**k, k = 0..limit) different days."""
+def covert_channel(limit: int = WEEKLY_SIGNAL_LIMIT) -> ChannelBound:
+    """The bound for ``limit`` signals a week: a week's output is a set of at most ``limit``
+    signals, so at most sum(N**k, k = 0..limit) different weeks."""
     n = distinct_signals()
-    days = sum(n**k for k in range(limit + 1))
-    return ChannelBound(limit, n, math.log2(n), math.log2(days))
+    weeks = sum(n**k for k in range(limit + 1))
+    return ChannelBound(limit, n, math.log2(n), math.log2(weeks))

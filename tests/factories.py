@@ -17,6 +17,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from contract.days import utc_today
 from contract.schema import (
     MAX_ARGS,
     RING_SIZE,
@@ -41,7 +42,9 @@ from contract.schema import (
 __all__ = ["BARE", "TODAY", "batch_body", "make_signal", "signal_json", "signals"]
 
 #: The test calendar's "today": the day every default signal was built.
-TODAY = dt.date(2026, 11, 30)
+#: The real UTC day: the collector counts a signal in the period of its day and refuses a day
+#: more than ``LATE_DAYS`` old, so a fixed date would be refused a few days after it was written.
+TODAY = utc_today()
 
 #: Every optional field at its default: ``make_signal(**BARE)`` is the smallest valid signal.
 BARE: Mapping[str, Any] = {

@@ -1,22 +1,48 @@
-"""The released cubes: which signals' columns each groups by, and how much one installation
-can change it in one UTC day.
+"""The released cubes: what each counts, over which known domain, and what one installation
+can change in one release period.
 
-The unit of privacy is one installation over one UTC day. The client sends at most one signal
-per (tool, error class, friction type) a day and at most ``cap`` (C) signals a day, so for each
-cube below one installation changes at most ``l0`` cells, each by at most ``linf``, and all of
-them together by at most ``l1``. Every triage view is a marginal or a post-processing of these
-cubes; a column (the signal v2 attempts bucket in ``context``) is one more ``Dim``.
+Every key of every cube but one is a public enum or catalogue name, so each cube's domain is
+known before any signal arrives: the mechanism adds noise to EVERY cell of the domain, empty
+or not, and no cell is selected by its data. The exception is ``ring3`` (the 3-call patterns,
+millions of cells): it keeps a threshold. Cubes are shaped like the views that read them (a
+view that sums many cells of a big cube sums their noise too).
+
+A signal counts in the period holding its own ``day`` (``contract.days``). One installation
+sends at most ``cap`` (C) signals a week and one per (tool, error class, friction type), so in
+one period it adds at most ``l0`` cells, at most ``linf`` to one, ``l1`` in all, and at most
+``l2`` in Euclidean norm -- the tight sqrt of the largest sum of squares with those bounds.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+import itertools
+import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from contract.catalogue import load_catalogue
+from contract.catalogue._versions import OTHER_VERSION, released_versions
+from contract.days import PeriodKind
+from contract.schema import (
+    ArgName,
+    ArgType,
+    AttemptsBucket,
+    ErrorClass,
+    FrictionType,
+    IntentCategory,
+    Outcome,
+    Platform,
+    SizeBucket,
+    ToolName,
+)
+
 __all__ = [
+    "APP_STATES",
     "CUBES",
-    "DEFAULT_SPLIT",
+    "NO_SIZE",
     "SHAPE_ARGS",
+    "UNSPECIFIED",
     "Bounds",
     "Cube",
     "Dim",
@@ -27,151 +53,223 @@ __all__ = [
 #: At most this many argument shapes of one signal count in the shapes cube (in stored order):
 #: it bounds what one signal adds there (the schema allows 32).
 SHAPE_ARGS = 4
-#: Friction types in the schema: cells of the versions cube one installation can reach per
-#: (tool, error class).
-_FRICTION_TYPES = 5
+UNSPECIFIED = "unspecified"
+NO_SIZE = "-"
+APP_STATES = ("genuine", "not_installed", "not_running", "not_permitted")
+_SIZED = (ArgType.string, ArgType.array, ArgType.object)
 
 
 @dataclass(frozen=True, slots=True)
 class Dim:
-    """One dimension: its name and the SQL expression (over ``signals`` or ``a``) giving it."""
+    """One dimension: its name, the SQL expression giving it, and its known values."""
 
     name: str
     sql: str
+    values: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class Bounds:
-    """What one installation-day can change: cells (l0), one cell (linf), all cells (l1)."""
+    """What one installation can change in one period: cells (l0), one cell (linf), all cells
+    (l1), and the Euclidean norm (l2) the Gaussian is calibrated on."""
 
     l0: int
     linf: int
     l1: int
+
+    @property
+    def l2(self) -> float:
+        # The largest sum of squares of l1 units with at most linf in a cell and l0 cells.
+        full, rest = divmod(self.l1, self.linf)
+        return math.sqrt(min(full, self.l0) * self.linf**2 + (rest**2 if full < self.l0 else 0))
+
+
+def _cells(*dims: Dim) -> tuple[tuple[str, ...], ...]:
+    return tuple(itertools.product(*(d.values for d in dims)))
 
 
 @dataclass(frozen=True, slots=True)
 class Cube:
     name: str
     dims: tuple[Dim, ...]
-    #: Bounds as a function of the per-day cap C (the client's contribution bound).
+    kind: PeriodKind
+    #: Cells one signal adds to (at most).
     per_signal_cells: int
-    linf_of_cap: str
-    #: FROM clause: ``signals``, or a subquery over one received day (``$day``).
+    #: The most one installation adds to one cell in a period, as a function of the cap.
+    linf: Callable[[int], int]
+    #: FROM clause: ``signals``, or a subquery over them (with ``day`` among its columns).
     source: str = "signals"
+    #: The known domain; None: too large to enumerate, released with a threshold.
+    domain: Callable[[], tuple[tuple[str, ...], ...]] | None = None
 
     @property
     def dim_names(self) -> tuple[str, ...]:
         return tuple(d.name for d in self.dims)
 
+    @property
+    def thresholded(self) -> bool:
+        return self.domain is None
+
     def bounds(self, cap: int) -> Bounds:
-        linf = {"1": 1, "cap": cap, "types": min(cap, _FRICTION_TYPES)}[self.linf_of_cap]
-        return Bounds(l0=self.per_signal_cells * cap, linf=linf, l1=self.per_signal_cells * cap)
+        return Bounds(l0=self.per_signal_cells * cap, linf=self.linf(cap),
+                      l1=self.per_signal_cells * cap)  # fmt: skip
+
+    def sensitivity(self, cap: int) -> float:
+        """The L2 the noise is calibrated on (a whole number for the thresholded cube: OpenDP
+        takes integer distances on its maps of counts)."""
+        l2 = self.bounds(cap).l2
+        return float(math.ceil(l2 - 1e-12)) if self.thresholded else l2
+
+    def cells(self) -> tuple[tuple[str, ...], ...]:
+        """Every key of the domain, in a fixed order (the noise vector's order)."""
+        if self.domain is None:
+            raise ValueError(f"the {self.name} cube has no enumerable domain")
+        return _domain(self.name)
 
 
 def _v(expr: str) -> str:
     return f"CAST({expr} AS VARCHAR)"
 
 
-_TOOL = Dim("tool", _v("tool_attempted"))
-_CLASS = Dim("error_class", _v("error_class"))
-_APP_STATE = (
+def _names(
+    enum: type[ToolName | ErrorClass | FrictionType | Platform | Outcome],
+) -> tuple[str, ...]:
+    return tuple(m.value for m in enum)
+
+
+_TOOL = Dim("tool", _v("tool_attempted"), _names(ToolName))
+_CLASS = Dim("error_class", _v("error_class"), _names(ErrorClass))
+_TYPE = Dim("friction_type", _v("friction_type"), _names(FrictionType))
+_PLATFORM = Dim("platform", _v("client_platform"), _names(Platform))
+_VERSIONS = (*released_versions(), OTHER_VERSION)
+_VERSION_TEXT = (
+    "format('{}.{}.{}', client_version_major, client_version_minor, client_version_patch)"
+)
+_VERSION = Dim(
+    "version",
+    f"CASE WHEN {_VERSION_TEXT} IN ({', '.join(repr(v) for v in released_versions())}) "
+    f"THEN {_VERSION_TEXT} ELSE '{OTHER_VERSION}' END",
+    _VERSIONS,
+)
+_APP_STATE = Dim(
+    "app_state",
     "CASE WHEN app_installed = false THEN 'not_installed' WHEN app_running = false "
-    "THEN 'not_running' WHEN app_permitted = false THEN 'not_permitted' ELSE 'genuine' END"
+    "THEN 'not_running' WHEN app_permitted = false THEN 'not_permitted' ELSE 'genuine' END",
+    APP_STATES,
+)
+_INTENT = Dim(
+    "intent",
+    f"coalesce({_v('intent_category')}, '{UNSPECIFIED}')",
+    (*(m.value for m in IntentCategory), UNSPECIFIED),
+)
+_ATTEMPTS = Dim(
+    "attempts",
+    f"coalesce({_v('attempts')}, '{UNSPECIFIED}')",
+    (*(m.value for m in AttemptsBucket), UNSPECIFIED),
+)
+_OUTCOMES = _names(Outcome)
+_SHAPE_OF = (
+    *((t.value, s.value) for t in _SIZED for s in SizeBucket),
+    *((t.value, NO_SIZE) for t in ArgType if t not in _SIZED),
+)
+
+
+def _shape_cells() -> tuple[tuple[str, ...], ...]:
+    """Each tool's declared argument names and ``other``, each with every (type, size) a value
+    of that type can have."""
+    declared = {
+        t.tool_name.value: {a.value for a in t.arg_names.values()} for t in load_catalogue()
+    }
+    out = []
+    for tool in ToolName:
+        names = sorted(declared.get(tool.value, set()) | {ArgName.other.value})
+        out += [(tool.value, arg, ty, size) for arg in names for ty, size in _SHAPE_OF]
+    return tuple(out)
+
+
+def _everything(*dims: Dim) -> Callable[[], tuple[tuple[str, ...], ...]]:
+    return lambda: _cells(*dims)
+
+
+def _ring_dims(n: int) -> tuple[Dim, ...]:
+    names = ("prev2", "prev1")[2 - n :]
+    out: list[Dim] = []
+    for p in names:
+        out += [Dim(f"{p}_tool", _v(f"{p}_tool"), _names(ToolName)),
+                Dim(f"{p}_outcome", _v(f"{p}_outcome"), _OUTCOMES)]  # fmt: skip
+    return (*out, _TOOL, _CLASS)
+
+
+def _types(cap: int) -> int:
+    # One installation's cell keyed by (tool, error class, ...) but not by friction type
+    # takes at most one signal per friction type a week.
+    return min(cap, len(FrictionType))
+
+
+_RING2, _RING3 = _ring_dims(1), _ring_dims(2)
+_SHAPE_DIMS = (
+    _TOOL,
+    Dim("arg", _v("a.name"), ()),
+    Dim("arg_type", _v('a."type"'), ()),
+    Dim("size", f"coalesce({_v('a.size')}, '{NO_SIZE}')", ()),
 )
 
 CUBES: Mapping[str, Cube] = {
     c.name: c
     for c in (
-        # Each signal is one cell and the key holds (tool, error class, friction type): one
-        # installation adds at most 1 to at most C cells.
-        Cube(
-            "friction",
-            (_TOOL, _CLASS, Dim("friction_type", _v("friction_type"))),
-            per_signal_cells=1,
-            linf_of_cap="1",
-        ),
-        # One cell per signal; all C signals of a day may share one cell.
-        Cube(
-            "platforms",
-            (Dim("platform", _v("client_platform")), _TOOL),
-            per_signal_cells=1,
-            linf_of_cap="cap",
-        ),
-        # The day's shape: one cell per signal; all C signals of a day may share one cell. Few
-        # cells, so trends keep their mass (a marginal of ``friction`` would lose the cells
-        # below its threshold).
-        Cube(
-            "daily",
-            (Dim("friction_type", _v("friction_type")), Dim("platform", _v("client_platform"))),
-            per_signal_cells=1,
-            linf_of_cap="cap",
-        ),
-        # One cell per signal; (tool, error class) repeats across at most 5 friction types.
-        Cube(
-            "versions",
-            (Dim("version", "format('{}.{}.{}', client_version_major, client_version_minor, "
-                            "client_version_patch)"), _TOOL, _CLASS),
-            per_signal_cells=1,
-            linf_of_cap="types",
-        ),
-        # One cell per signal (the attempts bucket is one more key of the same cell, so the
-        # bounds do not change); all C signals of a day may share one cell.
-        Cube(
-            "context",
-            (_TOOL, Dim("app_state", _APP_STATE),
-             Dim("intent", f"coalesce({_v('intent_category')}, 'unspecified')"),
-             Dim("attempts", f"coalesce({_v('attempts')}, 'unspecified')")),
-            per_signal_cells=1,
-            linf_of_cap="cap",
-        ),
+        # One cell per signal, keyed by the whole contribution key: 1 per cell a week.
+        Cube("friction", (_TOOL, _CLASS, _TYPE), PeriodKind.week, 1, lambda cap: 1,
+             domain=_everything(_TOOL, _CLASS, _TYPE)),
+        # 15 cells a day: released daily, the week's seven days one vector of the same bound.
+        Cube("daily", (_TYPE, _PLATFORM), PeriodKind.day, 1, lambda cap: cap,
+             domain=_everything(_TYPE, _PLATFORM)),
+        Cube("platforms", (_PLATFORM, _TOOL), PeriodKind.week, 1, lambda cap: cap,
+             domain=_everything(_PLATFORM, _TOOL)),
+        Cube("versions", (_VERSION, _TOOL, _CLASS), PeriodKind.week, 1, _types,
+             domain=_everything(_VERSION, _TOOL, _CLASS)),
+        Cube("apps", (_TOOL, _APP_STATE), PeriodKind.week, 1, lambda cap: cap,
+             domain=_everything(_TOOL, _APP_STATE)),
+        # Shares over all tools: 19 and 6 cells (keyed by tool, the overall share would sum
+        # 24 cells' noise; the views do not filter them by tool).
+        Cube("intents", (_INTENT,), PeriodKind.week, 1, lambda cap: cap,
+             domain=_everything(_INTENT)),
+        Cube("attempts", (_ATTEMPTS,), PeriodKind.week, 1, lambda cap: cap,
+             domain=_everything(_ATTEMPTS)),
         # Up to SHAPE_ARGS cells per signal (argument names are distinct within a signal).
-        Cube(
-            "shapes",
-            (_TOOL, Dim("arg", _v("a.name")), Dim("arg_type", _v('a."type"')),
-             Dim("size", f"coalesce({_v('a.size')}, '-')")),
-            per_signal_cells=SHAPE_ARGS,
-            linf_of_cap="cap",
-            source=f"(SELECT signal_id, tool_attempted, unnest(list_slice(args, 1, {SHAPE_ARGS})) "
-            "AS a FROM signals WHERE received_day = $day)",
-        ),
-        # Two cells per signal at most: the 2-call and the 3-call pattern ending in its failure.
-        Cube(
-            "ring",
-            (Dim("calls", "calls"), Dim("prev2_tool", "p2t"), Dim("prev2_outcome", "p2o"),
-             Dim("prev1_tool", "p1t"), Dim("prev1_outcome", "p1o"), _TOOL, _CLASS),
-            per_signal_cells=2,
-            linf_of_cap="cap",
-            source="(SELECT signal_id, '2' AS calls, '-' AS p2t, '-' AS p2o, "
-            f"{_v('prev1_tool')} AS p1t, {_v('prev1_outcome')} AS p1o, tool_attempted, "
-            "error_class FROM signals WHERE received_day = $day AND prev1_tool IS NOT NULL "
-            "UNION ALL SELECT signal_id, '3', "
-            f"{_v('prev2_tool')}, {_v('prev2_outcome')}, {_v('prev1_tool')}, "
-            f"{_v('prev1_outcome')}, tool_attempted, error_class FROM signals "
-            "WHERE received_day = $day AND prev1_tool IS NOT NULL AND prev2_tool IS NOT NULL)",
-        ),
+        Cube("shapes", _SHAPE_DIMS, PeriodKind.week, SHAPE_ARGS, lambda cap: cap,
+             source="(SELECT day, signal_id, tool_attempted, "
+             f"unnest(list_slice(args, 1, {SHAPE_ARGS})) AS a FROM signals)",
+             domain=_shape_cells),
+        # The call before the failure: one cell per signal with a previous call.
+        Cube("ring2", _RING2, PeriodKind.week, 1, _types,
+             source="(SELECT * FROM signals WHERE prev1_tool IS NOT NULL)",
+             domain=_everything(*_RING2)),
+        # The two calls before: 1.7M cells x the ring's order -- a threshold, not a domain.
+        Cube("ring3", _RING3, PeriodKind.week, 1, _types,
+             source="(SELECT * FROM signals WHERE prev2_tool IS NOT NULL)"),
     )
 }  # fmt: skip
 
-#: The default share of the daily epsilon each cube spends (they sum to 1).
-DEFAULT_SPLIT: Mapping[str, float] = {
-    "friction": 0.3,
-    "platforms": 0.1,
-    "daily": 0.1,
-    "versions": 0.15,
-    "context": 0.15,
-    "shapes": 0.05,
-    "ring": 0.15,
-}
+
+@functools.cache
+def _domain(name: str) -> tuple[tuple[str, ...], ...]:
+    domain = CUBES[name].domain
+    assert domain is not None
+    return domain()
 
 
 def cube_sql(cube: Cube) -> str:
-    """The exact counts of one received day's cells (``$day`` bound), one row per cell."""
-    return f"SELECT * EXCLUDE (signal_id), count(*) AS n FROM ({cube_rows_sql(cube)}) GROUP BY ALL"
+    """The exact counts of the cells of the signals dated in ``[$start, $end]``, a row per
+    non-empty cell (key values, then ``n``)."""
+    keys = ", ".join(f"{d.sql} AS {d.name}" for d in cube.dims)
+    return (
+        f"SELECT {keys}, count(*) AS n FROM {cube.source} "
+        "WHERE day BETWEEN $start AND $end GROUP BY ALL"
+    )
 
 
 def cube_rows_sql(cube: Cube) -> str:
-    """One row per (signal, cell) of one received day: the cell's key values and the signal's
-    id (for measuring, e.g. how many installations a cell rests on)."""
+    """One row per (signal, cell) of the signals dated in ``[$start, $end]``: the cell's key
+    values and the signal's id (for measuring, e.g. how many installations a cell rests on)."""
     keys = ", ".join(f"{d.sql} AS {d.name}" for d in cube.dims)
-    where = "received_day = $day" if cube.source == "signals" else "TRUE"
-    return f"SELECT {keys}, signal_id FROM {cube.source} WHERE {where}"
+    return f"SELECT {keys}, signal_id FROM {cube.source} WHERE day BETWEEN $start AND $end"

@@ -1,113 +1,154 @@
-"""Computing and storing releases: once per (cube, closed received day), never redrawn.
+"""Computing and storing releases: once per (cube, closed period), never redrawn.
 
-A day is closed once it is before today (UTC). Cubes are keyed by the day a signal was
-RECEIVED, so a late signal (its own ``day`` older) counts in the release of the day it arrived,
-which is still open: a stored release never changes. ``release_closed_days`` is idempotent:
-``release_days`` holds one row per (cube, day) with a primary key, written in the same
-transaction as the cells, and days already there are skipped.
+Which periods: every closed period (``contract.days``) whose first day is inside the
+retention window, empty ones too -- the calendar of releases depends on the date only, never
+on the data, so one signal on an otherwise empty day moves no period. A signal counts in the
+period of its own ``day``; the collector refuses a signal whose period is closed, so a stored
+release never changes. ``release_periods`` holds one row per (cube, period) with a primary
+key, written in the same transaction as the cells: a period already there is skipped.
+
+The three steps of one release are apart so the retention job can draw the noise (the slow
+part: OpenDP samples every cell of the domain) off the database thread: ``count_period``
+reads the exact counts, ``draw_period`` adds the noise, ``store_period`` writes it if no one
+did first.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import duckdb
 
-from collector.releases.cubes import CUBES, DEFAULT_SPLIT, Cube, cube_sql
-from collector.releases.mechanism import Calibration, calibrate, release_counts
+from collector.releases.cubes import CUBES, Cube, cube_sql
+from collector.releases.mechanism import Calibration, calibrate, noisy_map, noisy_vector
+from contract.accountant import DEFAULT_WINDOW_DAYS, ReleasePlan
+from contract.days import closed, period_end, periods_between
 
 if TYPE_CHECKING:  # reading releases (triage) needs no settings model
     from collector.settings import CollectorSettings
 
 __all__ = [
-    "DEFAULT_CAP",
-    "DEFAULT_DELTA",
-    "DEFAULT_EPSILON",
+    "KEY_SEP",
     "Cell",
-    "PrivacyParams",
+    "Draw",
+    "Exact",
+    "calibration",
+    "count_period",
+    "draw_period",
+    "due_periods",
+    "last_released",
     "params_from_settings",
-    "pending_releases",
     "purge_releases",
     "read_cells",
-    "release_closed_days",
-    "release_day",
-    "released_days",
+    "release_closed_periods",
+    "release_period",
+    "released_periods",
+    "released_scales",
+    "store_period",
 ]
 
-DEFAULT_CAP = 10
-DEFAULT_EPSILON = 1.0
-DEFAULT_DELTA = 1e-6
 #: Joins a cell's key values in ``release_cells.key`` (no enum label or version holds one).
 KEY_SEP = "|"
 
 
 @dataclass(frozen=True, slots=True)
-class PrivacyParams:
-    """The published privacy parameters: per installation per UTC day."""
-
-    cap: int = DEFAULT_CAP
-    epsilon_per_day: float = DEFAULT_EPSILON
-    delta_per_day: float = DEFAULT_DELTA
-    split: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_SPLIT))
-
-    def __post_init__(self) -> None:
-        if set(self.split) != set(CUBES) or any(v <= 0 for v in self.split.values()):
-            raise ValueError("the split names every cube with a positive share")
-        if abs(sum(self.split.values()) - 1.0) > 1e-9:
-            raise ValueError("the split's shares sum to 1")
-
-    def calibration(self, cube: str) -> Calibration:
-        """The cube's noise scale and threshold: its share of epsilon and of delta."""
-        share = self.split[cube]
-        return calibrate(
-            CUBES[cube].bounds(self.cap), self.epsilon_per_day * share, self.delta_per_day * share
-        )
-
-
-@dataclass(frozen=True, slots=True)
 class Cell:
+    """One released cell: its period's first day, its key, its noisy count."""
+
     day: dt.date
     key: tuple[str, ...]
     n: int
 
 
-def _exact(con: duckdb.DuckDBPyConnection, cube: Cube, day: dt.date) -> dict[tuple[str, ...], int]:
-    rows = con.execute(cube_sql(cube), {"day": day}).fetchall()
-    return {tuple(str(v) for v in row[:-1]): int(row[-1]) for row in rows}
+@dataclass(frozen=True, slots=True)
+class Exact:
+    """One period's exact counts of one cube (present cells only): never stored or shown."""
+
+    cube: str
+    day: dt.date
+    counts: dict[tuple[str, ...], int]
 
 
-def release_day(
-    con: duckdb.DuckDBPyConnection, cube_name: str, day: dt.date, params: PrivacyParams
-) -> bool:
-    """Release one cube for one closed day; False when it was already released."""
-    cube = CUBES[cube_name]
-    cal = params.calibration(cube_name)
+@dataclass(frozen=True, slots=True)
+class Draw:
+    """One period's noisy cells, ready to store."""
+
+    cube: str
+    day: dt.date
+    calibration: Calibration
+    cells: list[tuple[tuple[str, ...], int]]
+
+
+def calibration(cube: str, plan: ReleasePlan) -> Calibration:
+    """The cube's noise for one period under ``plan`` (checked with OpenDP's maps)."""
+    c = CUBES[cube]
+    scale = plan.scale(cube, c.sensitivity(plan.cap))
+    delta = plan.threshold_delta if c.thresholded else None
+    return calibrate(c.bounds(plan.cap), scale, plan.cube_rho(cube), delta)
+
+
+def count_period(con: duckdb.DuckDBPyConnection, cube: str, day: dt.date) -> Exact:
+    c = CUBES[cube]
+    end = period_end(c.kind, day)
+    rows = con.execute(cube_sql(c), {"start": day, "end": end}).fetchall()
+    return Exact(cube, day, {tuple(str(v) for v in row[:-1]): int(row[-1]) for row in rows})
+
+
+def draw_period(exact: Exact, plan: ReleasePlan) -> Draw:
+    """Noise on every cell of the domain (a known domain) or on the present cells, thresholded.
+    A present key outside the known domain (a value the domain does not list) is not counted."""
+    c: Cube = CUBES[exact.cube]
+    cal = calibration(exact.cube, plan)
+    if c.thresholded:
+        cells = sorted(noisy_map(exact.counts, cal).items())
+    else:
+        domain = c.cells()
+        noisy = noisy_vector([exact.counts.get(key, 0) for key in domain], cal)
+        cells = list(zip(domain, noisy, strict=True))
+    return Draw(exact.cube, exact.day, cal, cells)
+
+
+def store_period(con: duckdb.DuckDBPyConnection, draw: Draw) -> bool:
+    """Store ``draw``; False (nothing written) when its period was already released."""
+    cal = draw.calibration
     con.execute("BEGIN TRANSACTION")
     try:
         done = con.execute(
-            "SELECT count(*) FROM release_days WHERE cube = $1 AND day = $2", [cube_name, day]
+            "SELECT count(*) FROM release_periods WHERE cube = $1 AND day = $2",
+            [draw.cube, draw.day],
         ).fetchone()
         if done and done[0]:
             con.execute("ROLLBACK")
             return False
-        noisy = release_counts(_exact(con, cube, day), cal)
         b = cal.bounds
         recorded = (
-            f"epsilon={cal.epsilon:.6g} delta={cal.delta:.6g} scale={cal.scale:.6g} "
-            f"cap={params.cap} l0={b.l0} l1={b.l1} linf={b.linf}"
+            f"rho={cal.rho:.6g} delta={cal.delta:.6g} scale={cal.scale:.6g} "
+            f"l0={b.l0} l1={b.l1} linf={b.linf} l2={b.l2:.6g}"
         )
         con.execute(
-            "INSERT INTO release_days VALUES ($1, $2, $3, $4, $5)",
-            [cube_name, day, recorded, cal.threshold, len(noisy)],
-        )
-        if noisy:
-            con.executemany(
-                "INSERT INTO release_cells VALUES ($1, $2, $3, $4)",
-                [[cube_name, day, KEY_SEP.join(key), n] for key, n in sorted(noisy.items())],
+            "INSERT INTO release_periods VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            [draw.cube, draw.day, CUBES[draw.cube].kind.value, cal.scale, cal.threshold,
+             len(draw.cells), recorded],
+        )  # fmt: skip
+        if draw.cells:
+            import pyarrow as pa  # an Arrow insert: 43k cells in one statement, not 43k
+
+            table = pa.table(
+                {
+                    "cube": [draw.cube] * len(draw.cells),
+                    "day": pa.array([draw.day] * len(draw.cells), pa.date32()),
+                    "key": [KEY_SEP.join(k) for k, _ in draw.cells],
+                    "n": pa.array([n for _, n in draw.cells], pa.int64()),
+                }
             )
+            con.register("_draw", table)
+            try:
+                con.execute("INSERT INTO release_cells SELECT cube, day, key, n FROM _draw")
+            finally:
+                con.unregister("_draw")
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
@@ -115,41 +156,62 @@ def release_day(
     return True
 
 
-def release_closed_days(
+def release_period(
+    con: duckdb.DuckDBPyConnection, cube: str, day: dt.date, plan: ReleasePlan
+) -> bool:
+    """Release one cube for one closed period; False when it was already released."""
+    return store_period(con, draw_period(count_period(con, cube, day), plan))
+
+
+def due_periods(
     con: duckdb.DuckDBPyConnection,
     today: dt.date,
-    params: PrivacyParams,
+    retention_days: int,
     cubes: Iterable[str] = tuple(CUBES),
+    *,
+    backfill_days: int = DEFAULT_WINDOW_DAYS,
 ) -> list[tuple[str, dt.date]]:
-    """Release every cube for every closed received day not yet released; return which."""
-    return [
-        (name, day)
-        for name, day in pending_releases(con, today, cubes)
-        if release_day(con, name, day, params)
-    ]
-
-
-def pending_releases(
-    con: duckdb.DuckDBPyConnection, today: dt.date, cubes: Iterable[str] = tuple(CUBES)
-) -> list[tuple[str, dt.date]]:
-    """The (cube, closed received day) pairs holding signals and not yet released."""
+    """The (cube, period) pairs closed on ``today``, starting inside the retention window and
+    at most ``backfill_days`` back (a collector keeping signals for years releases the recent
+    periods, not a century of empty ones), not released yet."""
+    first = today - dt.timedelta(days=min(retention_days, backfill_days))
+    done = set(con.execute("SELECT cube, day FROM release_periods").fetchall())
     out: list[tuple[str, dt.date]] = []
-    days = [
-        r[0]
-        for r in con.execute(
-            "SELECT DISTINCT received_day FROM signals WHERE received_day < $1 ORDER BY 1", [today]
-        ).fetchall()
-    ]
-    done = set(con.execute("SELECT cube, day FROM release_days").fetchall())
     for name in cubes:
-        out += [(name, day) for day in days if (name, day) not in done]
+        kind = CUBES[name].kind
+        out += [
+            (name, day)
+            for day in periods_between(kind, first, today)
+            if closed(kind, day, today) and (name, day) not in done
+        ]
+    return out
+
+
+def release_closed_periods(
+    con: duckdb.DuckDBPyConnection,
+    today: dt.date,
+    plan: ReleasePlan,
+    *,
+    retention_days: int,
+    cubes: Iterable[str] = tuple(CUBES),
+    backfill_days: int = DEFAULT_WINDOW_DAYS,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[tuple[str, dt.date]]:
+    """Release every due period; return which. ``progress(done, total)`` after each."""
+    due = due_periods(con, today, retention_days, cubes, backfill_days=backfill_days)
+    out = []
+    for i, (name, day) in enumerate(due, 1):
+        if release_period(con, name, day, plan):
+            out.append((name, day))
+        if progress is not None:
+            progress(i, len(due))
     return out
 
 
 def read_cells(
     con: duckdb.DuckDBPyConnection, cube: str, start: dt.date, end: dt.date
 ) -> list[Cell]:
-    """The stored cells of one cube over an inclusive range of days (never recomputed)."""
+    """The stored cells of one cube whose period starts in ``[start, end]`` (never recomputed)."""
     rows = con.execute(
         "SELECT day, key, n FROM release_cells WHERE cube = $1 AND day BETWEEN $2 AND $3 "
         "ORDER BY day, key",
@@ -158,9 +220,27 @@ def read_cells(
     return [Cell(day, tuple(str(key).split(KEY_SEP)), int(n)) for day, key, n in rows]
 
 
-def released_days(con: duckdb.DuckDBPyConnection, cube: str) -> Sequence[dt.date]:
+def released_scales(
+    con: duckdb.DuckDBPyConnection, cube: str, start: dt.date, end: dt.date
+) -> dict[dt.date, float]:
+    """Each released period of ``cube`` starting in ``[start, end]``: its noise's std."""
     rows = con.execute(
-        "SELECT day FROM release_days WHERE cube = $1 ORDER BY day", [cube]
+        "SELECT day, scale FROM release_periods WHERE cube = $1 AND day BETWEEN $2 AND $3",
+        [cube, start, end],
+    ).fetchall()
+    return {day: float(scale) for day, scale in rows}
+
+
+def last_released(con: duckdb.DuckDBPyConnection, cube: str) -> dt.date | None:
+    """The first day of ``cube``'s newest released period."""
+    row = con.execute("SELECT max(day) FROM release_periods WHERE cube = $1", [cube]).fetchone()
+    value = row[0] if row else None
+    return value if isinstance(value, dt.date) else None
+
+
+def released_periods(con: duckdb.DuckDBPyConnection, cube: str) -> Sequence[dt.date]:
+    rows = con.execute(
+        "SELECT day FROM release_periods WHERE cube = $1 ORDER BY day", [cube]
     ).fetchall()
     return [r[0] for r in rows]
 
@@ -168,13 +248,8 @@ def released_days(con: duckdb.DuckDBPyConnection, cube: str) -> Sequence[dt.date
 def purge_releases(con: duckdb.DuckDBPyConnection, first_kept: dt.date) -> None:
     """Releases follow the signals' retention window."""
     con.execute("DELETE FROM release_cells WHERE day < $1", [first_kept])
-    con.execute("DELETE FROM release_days WHERE day < $1", [first_kept])
+    con.execute("DELETE FROM release_periods WHERE day < $1", [first_kept])
 
 
-def params_from_settings(settings: CollectorSettings) -> PrivacyParams:
-    return PrivacyParams(
-        cap=settings.release_contribution_cap,
-        epsilon_per_day=settings.release_epsilon_per_day,
-        delta_per_day=settings.release_delta_per_day,
-        split=dict(settings.release_split),
-    )
+def params_from_settings(settings: CollectorSettings) -> ReleasePlan:
+    return settings.release_plan()

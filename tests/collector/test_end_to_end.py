@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from client.sender import Delivery, Sender
 from collector.settings import CollectorSettings
+from contract.limits import LATE_DAYS
 from contract.schema import FrictionSignal
 from tests._servers import running_collector
 from tests.collector.conftest import auth, expected_row, make_signal, read_rows, signals
@@ -53,10 +54,10 @@ def test_arbitrary_valid_signals_survive_the_trip(
     fresh = settings.model_copy(
         update={"db_path": settings.db_path.with_name(f"{uuid.uuid4()}.duckdb")}
     )
-    # The collector takes days within its retention window only (issue 16, finding 5).
+    # The collector takes days whose release period is open only (LATE_DAYS back at most).
     today = dt.datetime.now(dt.UTC).date()
     batch = [
-        s.model_copy(update={"day": today - dt.timedelta(days=s.day.toordinal() % 90)})
+        s.model_copy(update={"day": today - dt.timedelta(days=s.day.toordinal() % (LATE_DAYS + 1))})
         for s in batch
     ]
     with running_collector(fresh) as url:
