@@ -11,6 +11,10 @@ and clears the "failing" mark when a drain succeeds -- so the outbox drains itse
 collector returns. Consent is checked before every drain. On close, what is still queued gets
 one more bounded try per batch, in the closing thread, so the state is final when ``close``
 returns (a short-lived process does not strand what it queued a moment ago).
+
+A queued signal too late for its week's release (``client.sender.expired_by_clock``, or a 422
+``day_out_of_window``) is dropped from the outbox and logged ``expired``, even while the
+collector cannot be reached: a 30-day backlog sends only the days still counted.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from client.sender import Delivery, DeliveryReport, Sender
 from client.sentlog import SentLog
 from contract.schema import FrictionSignal
 
-__all__ = ["BackgroundDelivery", "DrainResult"]
+__all__ = ["BackgroundDelivery", "DrainResult", "drain_outbox", "settle"]
 
 log = logging.getLogger(__name__)
 BATCH = 100
@@ -39,6 +43,30 @@ class DrainResult:
     rejected: int = 0
     #: True when a batch could not be delivered (the collector is down or did not answer).
     failed: bool = False
+    #: Signals dropped as too late for their week's release (never sent).
+    expired: int = 0
+
+
+def settle(
+    outbox: Outbox, sent_log: SentLog, batch: list[FrictionSignal], report: DeliveryReport
+) -> DrainResult:
+    """What ``report`` settled of ``batch``: out of the outbox, into the sent log. The expired
+    signals always go; the others only when the collector answered (not ``failed``)."""
+    late = set(report.expired)
+    expired = [s for s in batch if s.signal_id in late]
+    rest = [] if report.status is Delivery.failed else [s for s in batch if s.signal_id not in late]
+    # Logged before they leave the outbox: the contribution bound counts both, so a signal
+    # is never in neither (a crash between leaves it in both: the collector drops the repeat).
+    sent_log.append("expired", expired)
+    delivered = report.status is Delivery.delivered
+    sent_log.append("delivered" if delivered else "rejected", rest)
+    if expired or rest:
+        outbox.remove(s.signal_id for s in (*expired, *rest))
+    if delivered:
+        return DrainResult(delivered=len(rest), expired=len(expired))
+    return DrainResult(
+        rejected=len(rest), expired=len(expired), failed=report.status is Delivery.failed
+    )
 
 
 class BackgroundDelivery:
@@ -105,35 +133,17 @@ class BackgroundDelivery:
         if not self._enabled():
             return
         while batch := self._outbox.pending()[:BATCH]:
-            result = self._sender.attempt(batch, self._close_attempt_s)
-            if result.status is Delivery.failed:
+            report = self._sender.attempt(batch, self._close_attempt_s)
+            settle(self._outbox, self._log, batch, report)
+            if report.status is Delivery.failed and not report.expired:
                 return
-            self._settle(batch, result.status)
-
-    def _settle(self, batch: list[FrictionSignal], status: Delivery) -> None:
-        """A batch the collector answered: out of the outbox, into the sent log."""
-        self._outbox.remove(s.signal_id for s in batch)
-        self._log.append("delivered" if status is Delivery.delivered else "rejected", batch)
 
     def drain(self) -> DrainResult:
         """Deliver the outbox, oldest first, until it is empty, a batch fails or the delivery
-        is being closed."""
+        is being closed (the too late signals of a failed batch are dropped all the same)."""
         if not self._enabled():
             return DrainResult()
-        delivered = rejected = 0
-        while not self._stop.is_set():
-            batch = self._outbox.pending()[:BATCH]
-            if not batch:
-                break
-            result = self._sender.send(batch)
-            if result.status is Delivery.failed:
-                return DrainResult(delivered, rejected, failed=True)
-            self._settle(batch, result.status)
-            if result.status is Delivery.delivered:
-                delivered += len(batch)
-            else:
-                rejected += len(batch)
-        return DrainResult(delivered, rejected)
+        return drain_outbox(self._outbox, self._sender, self._log, self._stop.is_set)
 
     def _schedule(self, at: float) -> None:
         with self._guard:
@@ -175,3 +185,25 @@ class BackgroundDelivery:
             else:
                 self._failing.clear()
                 backoff = self._min_backoff
+
+
+def drain_outbox(
+    outbox: Outbox,
+    sender: Sender,
+    sent_log: SentLog,
+    stop: Callable[[], bool] = lambda: False,
+) -> DrainResult:
+    """Send the outbox in batches, oldest first, until it is empty, a batch fails or ``stop()``
+    (``BackgroundDelivery.drain`` and ``lmcp signals flush``)."""
+    delivered = rejected = expired = 0
+    while not stop():
+        batch = outbox.pending()[:BATCH]
+        if not batch:
+            break
+        done = settle(outbox, sent_log, batch, sender.send(batch))
+        delivered += done.delivered
+        rejected += done.rejected
+        expired += done.expired
+        if done.failed:
+            return DrainResult(delivered, rejected, failed=True, expired=expired)
+    return DrainResult(delivered, rejected, expired=expired)

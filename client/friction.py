@@ -2,9 +2,10 @@
 
 Order matters: consent is checked FIRST -- when it is off, nothing is built, written or sent and
 no connection is opened. Then the input is validated (strict: the spec's enums, no unknown
-keys) and the daily contribution bound is claimed (``client/contributions.py``): a report over
-it answers its own reason and nothing is built. Only then is the signal built from the
-``FailureContext`` (shapes only, the agent's attempt count as a bucket). In local-only mode it
+keys) and the weekly contribution bound is claimed for the day the signal will carry
+(``client/contributions.py``): a report over it answers its own reason and nothing is built.
+Only then is the signal built, with that day, from the ``FailureContext`` (shapes only, the
+agent's attempt count as a bucket). In local-only mode it
 is kept in the local log and never uploaded; when on, it is sent in the call and queued in the
 outbox if the collector cannot be reached.
 """
@@ -25,7 +26,7 @@ from client._files import atomic_write_bytes
 from client.collector_url import url_problem
 from client.consent import LOCAL, OFF, ConsentGate
 from client.contributions import ContributionBudget, contribution_key
-from client.delivery import BackgroundDelivery
+from client.delivery import BackgroundDelivery, drain_outbox
 from client.errors import ToolFailure
 from client.host import FailureContext, ToolHost
 from client.outbox import Outbox, OutboxUnwritable
@@ -185,6 +186,9 @@ class FrictionReporter:
         if result.status is Delivery.rejected:
             self._log.append("rejected", [signal])
             return {"sent": False, "reason": "rejected_by_collector"}
+        if result.status is Delivery.expired:  # the collector's clock says its week is closed
+            self._log.append("expired", [signal])
+            return {"sent": False, "reason": "day_out_of_window"}
         if delivery is None:
             self._outbox.add([signal])
         return {"sent": False, "queued": True, "reason": "collector_not_reached"}
@@ -241,24 +245,17 @@ class FrictionReporter:
         )
 
     def flush(self) -> dict[str, int]:
-        """Deliver the outbox (``lmcp signals flush``). Consent off: nothing is sent."""
+        """Deliver the outbox (``lmcp signals flush``). Consent off: nothing is sent.
+
+        Signals too late for their week's release are dropped, never sent: ``expired`` counts
+        them (the key is there only when some were)."""
         if not self._consent.enabled():
             return {"delivered": 0, "rejected": 0, "pending": 0}
-        pending = self._outbox.pending()
-        delivered = rejected = 0
-        for start in range(0, len(pending), 100):
-            batch = pending[start : start + 100]
-            result = self._sender.send(batch)
-            if result.status is Delivery.failed:
-                break
-            self._outbox.remove(s.signal_id for s in batch)
-            if result.status is Delivery.delivered:
-                self._log.append("delivered", batch)
-                delivered += len(batch)
-            else:
-                self._log.append("rejected", batch)
-                rejected += len(batch)
-        return {"delivered": delivered, "rejected": rejected, "pending": len(self._outbox)}
+        done = drain_outbox(self._outbox, self._sender, self._log)
+        result = {"delivered": done.delivered, "rejected": done.rejected}
+        if done.expired:
+            result["expired"] = done.expired
+        return {**result, "pending": len(self._outbox)}
 
     # -- the latest failure, kept on disk for `lmcp signals preview` -------------------------
     def remember_failure(self, context: FailureContext) -> None:

@@ -2,7 +2,9 @@
 
 It holds exactly the signals as they went (or would go) over the wire -- they carry no values --
 and what became of them: ``delivered``, ``rejected`` (a 4xx from the collector: dropped, counted
-here) or ``local`` (local-only mode: kept here, never uploaded; ``lmcp signals off`` forgets them).
+here), ``expired`` (too late for its week's release: dropped, never sent or refused for its day)
+or ``local`` (local-only mode: kept here, never uploaded; ``lmcp signals off`` forgets them).
+The contribution bound counts these records with its own file (``client/contributions.py``).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from contract.schema import FrictionSignal
 __all__ = ["MAX_ENTRIES", "SentLog"]
 
 MAX_ENTRIES = 200
-Status = Literal["delivered", "rejected", "local"]
+Status = Literal["delivered", "rejected", "expired", "local"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -66,25 +66,29 @@ def _collector_url() -> str:
 
 def _status(home: LmcpHome) -> dict[str, Any]:
     """Everything ``status`` reports, as data (``--json`` prints exactly this)."""
-    from client.contributions import ContributionBudget
+    from client.contributions import ContributionBudget, week_of
     from client.outbox import Outbox
     from contract.days import utc_today
-    from contract.limits import PER_KEY_DAILY_LIMIT
 
     consent = ConsentGate(home, os.environ)
     state = consent.status()
     restriction = consent.restriction
     budget = ContributionBudget(home)
+    today = utc_today()
+    latest = budget.latest()
     url = _collector_url()
     return {
         "choice": state.setting.value,
         "choice_source": state.setting_source.value,
         "environment_restriction": None if restriction is None else restriction.value,
         "effective_mode": state.mode.value,
-        "daily_bound": {
-            "per_key": PER_KEY_DAILY_LIMIT,
+        "today": today.isoformat(),
+        "weekly_bound": {
+            "per_key": budget.per_key,
             "limit": budget.limit,
-            "used_today": budget.used(utc_today()),
+            "week": week_of(today).isoformat(),
+            "used_this_week": budget.used(today),
+            "latest_claimed_day": None if latest is None else latest.isoformat(),
         },
         "queued": len(Outbox(home)),
         "collector_url": url,
@@ -109,7 +113,7 @@ def status(
         typer.echo(json.dumps(report, indent=2))
         return
     choice = SignalsMode(report["choice"])
-    bound = report["daily_bound"]
+    bound = report["weekly_bound"]
     bold = typer.style(choice.value, bold=True)
     typer.echo(f"your choice (settings file): {bold}  ({report['choice_source']})")
     typer.echo(f"  {_MEANING[choice]}")
@@ -123,9 +127,16 @@ def status(
         "off: a server started elsewhere does at most what your choice says."
     )
     typer.echo(
-        f"daily bound: at most {bound['per_key']} signal per (tool, error class, friction "
-        f"type) and {bound['limit']} in all per UTC day; used today: {bound['used_today']}"
+        f"weekly bound: at most {bound['per_key']} signal per (tool, error class, friction "
+        f"type) and {bound['limit']} in all per UTC week (Monday to Sunday); used this week "
+        f"(from {bound['week']}): {bound['used_this_week']} / {bound['limit']}"
     )
+    latest = bound["latest_claimed_day"]
+    if latest is not None and latest > report["today"]:
+        typer.echo(
+            f"{typer.style('note:', fg='yellow')} a signal was claimed for {latest}, later "
+            "than today: this clock moved back, and no report is accepted before that day."
+        )
     typer.echo(f"queued in the outbox: {report['queued']}")
     typer.echo(f"collector: {report['collector_url']}  ({_URL_VAR} sets it)")
     problem = report["collector_url_problem"]
@@ -270,8 +281,10 @@ def flush() -> None:
         result = rt.reporter.flush()
     finally:
         rt.close()
+    expired = result.get("expired", 0)
+    late = f", dropped {expired} too late for their week's release" if expired else ""
     typer.echo(
-        f"delivered {result['delivered']}, refused {result['rejected']}, "
+        f"delivered {result['delivered']}, refused {result['rejected']}{late}, "
         f"still queued {result['pending']}"
     )
     if result["pending"]:

@@ -32,7 +32,7 @@ def test_consent_page_commands_exist_and_parameters_match() -> None:
     from typer.testing import CliRunner
 
     from client.signals_cli import app
-    from contract.limits import DAILY_SIGNAL_LIMIT, PER_KEY_DAILY_LIMIT
+    from contract.limits import LATE_DAYS, PER_KEY_WEEKLY_LIMIT, WEEKLY_SIGNAL_LIMIT
 
     doc = (ROOT / "docs" / "consent.md").read_text()
     commands = set(re.findall(r"lmcp signals (\w+)", doc))
@@ -40,5 +40,10 @@ def test_consent_page_commands_exist_and_parameters_match() -> None:
     for command in commands:
         result = CliRunner().invoke(app, [command, "--help"])
         assert result.exit_code == 0, f"lmcp signals {command}: {result.output}"
-    assert f"at most **C = {DAILY_SIGNAL_LIMIT}** signals" in doc
-    assert f"at most **{PER_KEY_DAILY_LIMIT}** signal per" in doc
+    assert f"at most **C = {WEEKLY_SIGNAL_LIMIT}** signals per UTC week" in doc
+    assert f"at most **{PER_KEY_WEEKLY_LIMIT}** signal per" in doc
+    assert f"`LATE_DAYS` = {LATE_DAYS}" in doc
+    for reason in ("weekly_duplicate", "weekly_limit", "clock_moved_back", "day_out_of_window"):
+        assert f'"{reason}"' in doc or f"`{reason}`" in doc, reason
+    # It says plainly what a local process that deletes the files can still do.
+    assert "still reset the local bound" in " ".join(doc.split())

@@ -1,22 +1,31 @@
-"""Retry, backoff, Retry-After and 4xx-drop, with httpx.MockTransport and a fake clock."""
+"""Retry, backoff, Retry-After and 4xx-drop, with httpx.MockTransport and a fake clock; late
+signals (older than ``LATE_DAYS``) never sent, and a 422 ``day_out_of_window`` dropping them."""
 
 from __future__ import annotations
 
+import datetime as dt
 import email.utils
+import json
 import time
 from collections.abc import Callable
 
 import httpx
 import pytest
 
-from client.sender import Delivery, Sender, parse_retry_after
-from tests.factories import make_signal
+from client.delivery import BackgroundDelivery, drain_outbox
+from client.outbox import Outbox
+from client.paths import LmcpHome
+from client.sender import Delivery, Sender, expired_by_clock, parse_retry_after
+from contract.days import accepts_day
+from contract.limits import LATE_DAYS
+from tests.factories import TODAY, make_signal
 
 from .conftest import Recorder
 
 
 def make(recorder: Recorder, **kw: object) -> tuple[Sender, list[float]]:
     sleeps: list[float] = []
+    kw.setdefault("today", lambda: TODAY)  # the test calendar's day: the signals' own
     sender = Sender(transport=recorder.transport, sleep=sleeps.append, **kw)  # type: ignore[arg-type]
     return sender, sleeps
 
@@ -103,7 +112,9 @@ def test_total_time_is_bounded_with_a_real_clock() -> None:
     would end past it, and it stops trying once the budget is spent (not at attempt 50)."""
     rec = Recorder(*[httpx.ConnectError("down")] * 50)
     asked, sleep = _real_sleeps()
-    sender = Sender(transport=rec.transport, budget_s=0.5, max_attempts=50, sleep=sleep)
+    sender = Sender(
+        transport=rec.transport, budget_s=0.5, max_attempts=50, sleep=sleep, today=lambda: TODAY
+    )
     report = sender.send([make_signal()])
     assert report.status is Delivery.failed
     assert sum(asked) <= 0.5 and report.attempts == len(asked) + 1 < 50
@@ -127,8 +138,118 @@ def test_never_raises_even_on_unexpected_errors() -> None:
 def test_unreachable_real_socket_fails_within_the_budget() -> None:
     """A real refused connection: failed, with the back-off it planned inside the budget."""
     asked, sleep = _real_sleeps()
-    sender = Sender("http://127.0.0.1:9", budget_s=1.0, sleep=sleep)
+    sender = Sender("http://127.0.0.1:9", budget_s=1.0, sleep=sleep, today=lambda: TODAY)
     report = sender.send([make_signal()])
     assert report.status is Delivery.failed and report.attempts >= 1
     assert sum(asked) <= 1.0
     sender.close()
+
+
+# -- late signals --------------------------------------------------------------------------
+ONE = dt.timedelta(days=1)
+
+
+def _days(request: httpx.Request) -> list[str]:
+    return [s["day"] for s in json.loads(request.content)["signals"]]
+
+
+def _out_of_window(*positions: int) -> httpx.Response:
+    """The collector's refusal (``collector.ingest.check_days``) of the signals at
+    ``positions``."""
+    errors = [{"pointer": f"/signals/{i}/day", "rule": "day_window"} for i in positions]
+    return httpx.Response(422, json={"code": "day_out_of_window", "errors": errors})
+
+
+def test_lateness_is_the_collectors_window_on_the_lower_side() -> None:
+    for offset in range(-10, 3):
+        signal = make_signal(day=TODAY + offset * ONE)
+        late = expired_by_clock(signal, TODAY)
+        assert late == (offset < -LATE_DAYS)
+        if late:
+            assert not accepts_day(signal.day, TODAY)  # the collector would refuse it too
+
+
+def test_a_late_signal_is_never_sent() -> None:
+    rec = Recorder()
+    sender, _ = make(rec)
+    old = [make_signal(day=TODAY - (LATE_DAYS + n) * ONE) for n in (1, 5, 29)]
+    report = sender.send(old)
+    assert report.status is Delivery.expired and rec.requests == []
+    assert set(report.expired) == {s.signal_id for s in old}
+    fresh = make_signal(day=TODAY - LATE_DAYS * ONE)
+    report = sender.send([*old, fresh])
+    assert report.status is Delivery.delivered and set(report.expired) == {s.signal_id for s in old}
+    assert [_days(r) for r in rec.requests] == [[fresh.day.isoformat()]]
+
+
+def test_a_day_out_of_window_drops_the_named_signals_and_sends_the_rest_at_once() -> None:
+    """The collector's clock is ahead of this one: it names the signals it refuses for their
+    day; those are dropped (never retried), the rest goes again without waiting."""
+    batch = [make_signal() for _ in range(4)]
+    rec = Recorder(_out_of_window(0, 2), httpx.Response(200))
+    sender, sleeps = make(rec)
+    report = sender.send(batch)
+    assert report.status is Delivery.delivered and sleeps == []
+    assert set(report.expired) == {batch[0].signal_id, batch[2].signal_id}
+    second = json.loads(rec.requests[1].content)["signals"]
+    assert [s["signal_id"] for s in second] == [str(batch[1].signal_id), str(batch[3].signal_id)]
+    assert sender.rejected == 0
+
+
+def test_a_day_out_of_window_without_pointers_drops_the_batch_not_retried() -> None:
+    batch = [make_signal() for _ in range(3)]
+    rec = Recorder(httpx.Response(422, json={"code": "day_out_of_window"}), httpx.Response(200))
+    sender, _ = make(rec)
+    report = sender.send(batch)
+    assert report.status is Delivery.expired and len(rec.requests) == 1
+    assert set(report.expired) == {s.signal_id for s in batch}
+    # Another 422 is a refusal as before: dropped and counted, not expired.
+    rec = Recorder(httpx.Response(422, json={"code": "validation_failed"}))
+    sender, _ = make(rec)
+    report = sender.send(batch)
+    assert report.status is Delivery.rejected and report.expired == ()
+
+
+def test_the_in_call_attempt_expires_too() -> None:
+    rec = Recorder(_out_of_window(0))
+    sender, _ = make(rec)
+    signal = make_signal()
+    report = sender.attempt([signal], 1.0)
+    assert report.status is Delivery.expired and report.expired == (signal.signal_id,)
+    old = make_signal(day=TODAY - 10 * ONE)
+    assert sender.attempt([old], 1.0).status is Delivery.expired and len(rec.requests) == 1
+
+
+def test_a_backlog_sheds_its_late_signals_even_while_the_collector_is_down(
+    home: LmcpHome,
+) -> None:
+    """30 days offline, the collector still down: the drain drops the 27 late days from the
+    outbox (logged ``expired``) and keeps the 3 it can still deliver."""
+    from client.sentlog import SentLog
+
+    outbox, log = Outbox(home), SentLog(home)
+    backlog = [make_signal(day=TODAY - n * ONE) for n in range(29, -1, -1)]  # oldest first
+    outbox.add(backlog)
+    rec = Recorder(*[httpx.ConnectError("down")] * 20)
+    sender, _ = make(rec, max_attempts=2)
+    done = drain_outbox(outbox, sender, log)
+    assert done.failed and done.expired == 30 - (LATE_DAYS + 1)
+    assert sorted(s.day for s in outbox.pending()) == [TODAY - n * ONE for n in (2, 1, 0)]
+    assert [e.status for e in log.entries()] == ["expired"] * 27
+    assert all(_days(r) == [(TODAY - n * ONE).isoformat() for n in (2, 1, 0)] for r in rec.requests)
+
+
+def test_the_background_drain_drops_late_signals_and_delivers_the_rest(home: LmcpHome) -> None:
+    from client.sentlog import SentLog
+
+    outbox, log = Outbox(home), SentLog(home)
+    outbox.add([make_signal(day=TODAY - n * ONE) for n in (9, 3, 2, 0)])
+    rec = Recorder()
+    sender, _ = make(rec)
+    delivery = BackgroundDelivery(outbox, sender, log, lambda: True)
+    done = delivery.drain()
+    assert (done.delivered, done.expired, done.failed) == (2, 2, False)
+    assert len(outbox) == 0
+    assert sorted(e.status for e in log.entries()) == ["delivered"] * 2 + ["expired"] * 2
+    assert _days(rec.requests[0]) == [(TODAY - 2 * ONE).isoformat(), TODAY.isoformat()]
+    delivery.close()

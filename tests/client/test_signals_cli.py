@@ -3,6 +3,7 @@ output for the same failure and says which fields are examples."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 from pathlib import Path
@@ -15,6 +16,7 @@ from client.outbox import Outbox
 from client.paths import LmcpHome
 from client.runtime import Runtime
 from client.signals_cli import ENVELOPE_FIELDS, EXAMPLE_SIGNAL_ID, REPORTED_FIELDS
+from contract.days import utc_today
 from contract.schema import FrictionSignal
 from lmcp.cli import app
 from tests.factories import make_signal
@@ -32,18 +34,28 @@ def _status(env: dict[str, str]) -> dict[str, Any]:
 def test_status_json_is_what_status_says(tmp_path: Path) -> None:
     env = {"LMCP_HOME": str(tmp_path), "LMCP_COLLECTOR_URL": "http://127.0.0.1:9"}
     assert runner.invoke(app, ["signals", "local"], env=env).exit_code == 0
-    Outbox(LmcpHome(tmp_path)).add([make_signal(), make_signal()])
+    today = utc_today()
+    queued = [make_signal(day=today, tool_attempted=t) for t in ("read_note", "list_notes")]
+    Outbox(LmcpHome(tmp_path)).add(queued)
     doc = _status(env)
     assert doc["choice"] == "local" and doc["effective_mode"] == "local"
     assert doc["environment_restriction"] is None
     assert doc["queued"] == 2
-    assert doc["daily_bound"] == {"per_key": 1, "limit": 10, "used_today": 0}
+    assert doc["today"] == today.isoformat()
+    assert doc["weekly_bound"] == {
+        "per_key": 1,
+        "limit": 8,
+        "week": (today - dt.timedelta(days=today.weekday())).isoformat(),
+        "used_this_week": 2,  # the queued signals count, with or without contributions.json
+        "latest_claimed_day": today.isoformat(),
+    }
     assert doc["collector_url"] == "http://127.0.0.1:9"
     assert doc["collector_url_problem"] is None
     assert doc["state_folder"] == str(tmp_path)
     text = " ".join(runner.invoke(app, ["signals", "status"], env=env).output.split())
     for said in ("your choice (settings file): local", "queued in the outbox: 2", str(tmp_path)):
         assert said in text
+    assert "per UTC week" in text and "used this week" in text and "2 / 8" in text
 
 
 @pytest.mark.parametrize(
