@@ -1,10 +1,10 @@
 """Triage of the collected friction signals, for the LMCP team.
 
 The team's answers are post-processing of the collector's differentially private releases
-(``ask_released``, over the cells ``collector.releases`` stores per closed day). The exact
-questions -- one ``.sql`` file per question (``analysis/queries/``) and one registry entry
-(``analysis._registry``), parameters bound, the threshold ``k`` applied inside the SQL, with a
-typed API (``top``, ``trends``, ... or ``ask``) -- are the steward's view of a raw file.
+(``ask_released``, over the cells ``collector.releases`` stores per closed period, each count
+with its noise margin). The exact answers -- the same derivations (``analysis._released``) over
+the same cube cells counted from raw rows without noise, then the threshold ``k``, with a typed
+API (``top``, ``trends``, ... or ``ask``) -- are the steward's view of a raw file.
 Also: the CLI (``lmcp analysis``, in ``analysis.cli``); the offline HTML/Markdown report
 (``analysis.report``); and the dashboard and ``/v1/triage`` routes the collector mounts
 (``analysis.web``).

@@ -62,7 +62,7 @@ def open_lake(
 ) -> duckdb.DuckDBPyConnection:
     """Open a lake (a Delta table's folder or ``s3://`` URI; S3 credentials from the
     ``LMCP_COLLECTOR_LAKE_S3_*`` settings): an in-memory connection holding the lake's
-    released cells (``release_days``, ``release_cells``, as in a file; ``lmcp lake release``
+    released cells (``release_periods``, ``release_cells``, as in a file; ``lmcp lake release``
     stores them). ``raw``: also ``signals``, a view over the table's current files, each id
     once (``collector/lake/store.py``), the steward's view. ``mirror`` (with ``raw``): the
     connection is on that local DuckDB copy of the compacted days instead, synced first

@@ -7,6 +7,7 @@ drill-down is a link per tool. The data of a view comes from ``overview_answers`
 
 from __future__ import annotations
 
+import datetime as dt
 import html
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -18,7 +19,13 @@ from analysis._charts import chart_svg
 from analysis._filters import FilterError, Filters, Period
 from analysis._questions import QUESTIONS, Answer, Question
 from analysis._registry import dashboard_questions
-from analysis._released import ask_released, last_released_day, released_versions
+from analysis._released import (
+    ask_released,
+    default_period,
+    last_released_day,
+    released_versions,
+    unavailable,
+)
 from analysis._rows import Row, TopRow, TrendRow
 from analysis.report import table_html
 from contract.schema import Platform, ToolName
@@ -80,6 +87,8 @@ class View:
     error: str | None = None
     #: What the form shows when ``error`` is set: the values as they were submitted.
     submitted: Mapping[str, str] = field(default_factory=dict)
+    #: The last day of the newest released period (None before the first release).
+    released_through: dt.date | None = None
 
 
 def headline(answers: Sequence[Answer[Row]], regressions: int | None) -> Headline:
@@ -107,25 +116,30 @@ def _view(
     tool: ToolName | None,
 ) -> View:
     try:
-        period = filters.resolve(last_released_day(con))
+        period = default_period(con, filters)
     except FilterError as exc:  # e.g. a start after the last released day: the default period
         fallback = _view(con, Filters(tool=filters.tool), questions, tool)
         return replace(fallback, error=_message(exc))
     answers: list[Answer[Row]] = []
     regressions: int | None = None
     for q in questions:
-        try:  # a question whose release cannot take a set filter is left out of the page
+        try:  # a question whose release cannot take a set filter says so on the page
             if q is Question.regressions:
                 whole = ask_released(con, q, filters, period=period, limit=_ALL)
                 regressions = len(whole.rows)
-                answers.append(Answer(q, whole.period, whole.k, whole.filters,
-                                      whole.rows[:_PAGE_ROWS], whole.source))  # fmt: skip
+                answers.append(replace(whole, rows=whole.rows[:_PAGE_ROWS]))
             else:
                 answers.append(ask_released(con, q, filters, period=period, limit=_PAGE_ROWS))
-        except FilterError:
-            continue
+        except FilterError as exc:
+            answers.append(unavailable(q, period, filters, exc, source="released"))
     return View(period, filters, tuple(answers), released_versions(con, period), tool,
+                released_through=last_released_day(con), headline=
                 headline(answers, regressions))  # fmt: skip
+
+
+def _released_through(view: View) -> str:
+    day = view.released_through
+    return "no release yet" if day is None else day.isoformat()
 
 
 def _message(exc: FilterError) -> str:
@@ -296,7 +310,8 @@ def page_rest(view: View, svgs: Sequence[str | None]) -> str:
     crumbs = "" if view.tool is None else back
     described = (
         f"{view.period.start.isoformat()} to {view.period.end.isoformat()} \u00b7 "
-        "differentially private daily releases: rare groups are not shown"
+        "differentially private releases: each count \u00b1 its 95 % noise interval, "
+        f"released through {_released_through(view)}"
     )
     tool_view = view.tool is not None
     error = (

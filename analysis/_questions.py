@@ -1,8 +1,9 @@
-"""Asking a triage question: each is one ``.sql`` file and one entry of ``analysis._registry``.
+"""Asking a triage question: each is one entry of ``analysis._registry``.
 
-``ask`` runs a question on a DuckDB connection (a file opened by the CLI, or the collector's own
-connection inside ``Database.run``). Parameters are always bound, never formatted into SQL; the
-privacy threshold ``k`` is one of them, so suppression happens inside the query.
+``ask`` answers a question exactly on a DuckDB connection (a file opened by the CLI, or the
+collector's own connection inside ``Database.run``): the team's derivation
+(``analysis._released``) over the same cube cells counted without noise, then groups under the
+threshold ``k`` suppressed. ``run_sql`` runs the helper statements of ``analysis/sql``.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import duckdb
 
 from analysis._filters import Filters, Period
 from analysis._registry import QUESTIONS, Question, QuestionSpec, R, Row
-from analysis._rows import row_from_json, row_from_values, row_to_json
+from analysis._rows import row_from_json, row_to_json
 from service.sql import load_sql
 
 __all__ = [
@@ -32,7 +33,6 @@ __all__ = [
     "answer_from_json",
     "ask",
     "load_query",
-    "query_params",
     "run_sql",
 ]
 
@@ -44,11 +44,8 @@ SPIKE_RATIO = 2.0
 #: A version's share must grow by this factor to count as a regression.
 GROWTH = 1.5
 #: ... and be above the earlier share by this many standard errors.
-MIN_Z = 3.0
+MIN_Z = 4.0
 _PARAM = re.compile(r"\$([a-z_][a-z0-9_]*)")
-#: The triage filter (platform, tool, version), one macro every question calls.
-_FILTER_MACRO = "triage_filter"
-_FILTER_CALL = f"{_FILTER_MACRO}("
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,18 +62,25 @@ class Answer(Generic[R]):
     filters: Filters
     rows: tuple[R, ...] = field(default=())
     source: str = "exact"
+    #: How the period was adjusted to the release's periods (e.g. aligned to whole weeks).
+    note: str | None = None
+    #: Why the question cannot be answered with these filters (a ``FilterError``'s message):
+    #: the page shows it instead of a blank panel. None for an answer.
+    unavailable: str | None = None
 
     @property
     def provenance(self) -> str:
         """Where the figures come from, in a few words."""
         if self.source == "released":
-            return "differentially private daily releases"
+            return "differentially private releases, each count with its 95 % noise interval"
         return f"exact, groups of fewer than {self.k} signals suppressed"
 
     @property
     def empty_text(self) -> str:
+        if self.unavailable is not None:
+            return f"Not available with these filters: {self.unavailable}."
         if self.source == "released":
-            return "No released cell in this period."
+            return "No released figure above its noise in this period."
         return f"No group reaches {self.k} signals."
 
     def to_json(self) -> dict[str, Any]:
@@ -87,6 +91,8 @@ class Answer(Generic[R]):
             "source": self.source,
             "k": self.k,
             "filters": self.filters.as_strings(),
+            "note": self.note,
+            "unavailable": self.unavailable,
             "rows": [row_to_json(row) for row in self.rows],
         }
 
@@ -103,11 +109,13 @@ def answer_from_json(doc: Mapping[str, Any]) -> Answer[Row]:
         filters=Filters.parse(doc.get("filters", {})),
         rows=tuple(row_from_json(row_type, row) for row in doc["rows"]),
         source=str(doc.get("source", "exact")),
+        note=None if doc.get("note") is None else str(doc["note"]),
+        unavailable=None if doc.get("unavailable") is None else str(doc["unavailable"]),
     )
 
 
-#: Triage questions (one file each), then the helper statements (bounds, synth, ...).
-_FOLDERS = (Path(__file__).parent / "queries", Path(__file__).parent / "sql")
+#: The helper statements (bounds, synth, load_parquet).
+_FOLDERS = (Path(__file__).parent / "sql",)
 
 
 @functools.cache
@@ -137,8 +145,6 @@ def run_sql(
         raise KeyError(f"query {name} needs parameter(s) {', '.join(missing)}")
     cur = con.cursor()
     try:
-        if _FILTER_CALL in text:  # a TEMP macro lives on one connection: each cursor is one
-            cur.execute(load_query(_FILTER_MACRO)[0])
         cur.execute(text, {p: values[p] for p in params})
         columns = [d[0] for d in cur.description or ()]
         return columns, cur.fetchall()
@@ -153,31 +159,6 @@ def last_day(con: duckdb.DuckDBPyConnection) -> dt.date | None:
     return value if isinstance(value, dt.date) else None
 
 
-def query_params(
-    filters: Filters, period: Period, *, k: int, limit: int = DEFAULT_LIMIT
-) -> dict[str, Any]:
-    """Every parameter any question takes, for this period and these filters."""
-    if k < 1:
-        raise ValueError("k must be at least 1")
-    version = filters.version
-    return {
-        "start": period.start,
-        "end": period.end,
-        "prev_start": period.previous().start,
-        "baseline_start": period.start - dt.timedelta(days=7),
-        "platform": None if filters.platform is None else filters.platform.value,
-        "tool": None if filters.tool is None else filters.tool.value,
-        "v_major": None if version is None else version.major,
-        "v_minor": None if version is None else version.minor,
-        "v_patch": None if version is None else version.patch,
-        "k": k,
-        "limit": limit,
-        "spike_ratio": SPIKE_RATIO,
-        "growth": GROWTH,
-        "min_z": MIN_Z,
-    }
-
-
 def ask(
     con: duckdb.DuckDBPyConnection,
     question: Question,
@@ -187,16 +168,9 @@ def ask(
     limit: int = DEFAULT_LIMIT,
     period: Period | None = None,
 ) -> Answer[Row]:
-    """Answer one triage question. ``period`` skips resolving it from the data again."""
-    filters = filters or Filters()
-    if period is None:
-        period = filters.resolve(last_day(con))
-    spec = QUESTIONS[question]
-    _, rows = run_sql(con, question.value, query_params(filters, period, k=k, limit=limit))
-    return Answer(
-        question=question,
-        period=period,
-        k=k,
-        filters=filters,
-        rows=tuple(row_from_values(spec.row_type, row) for row in rows),
-    )
+    """The steward's exact answer: the team's derivation over exact cells (sigma 0, from
+    ``analysis._released``), rows under ``k`` suppressed. ``period`` skips resolving it."""
+    from analysis._released import ask_exact  # the derivations import this module
+
+    # The default period is the team's (``default_period``): one definition of "the last 4 weeks".
+    return ask_exact(con, question, filters, limit=limit, period=period, k=k)

@@ -1,12 +1,12 @@
 """The registry of triage questions: one entry per question, and every surface derives from it.
 
-A triage question is one ``.sql`` file in ``analysis/queries/`` (the steward's exact answer) and
-one member of ``Question`` below. From that member come: the list of questions
+A triage question is one member of ``Question`` below and one derivation in
+``analysis._released`` over one released cube (the team's noisy cells, or the steward's exact
+cells counted by the same cube SQL). From that member come: the list of questions
 (``QUESTIONS``), the CLI command (``lmcp analysis <name>``), the ``/v1/triage`` listing and
 route, the chart (``chart``), the dashboard placement (``placement``), the report section and
-the released cube the team's answer is derived from (``cube``; ``None`` keeps the question on
-the steward's exact view only). ``tests/analysis/test_registry.py`` checks that every file has
-an entry and every surface lists exactly these questions.
+the cube the answer is derived from (``cube``). ``tests/analysis/test_registry.py`` checks that
+every surface lists exactly these questions.
 """
 
 from __future__ import annotations
@@ -36,6 +36,8 @@ __all__ = [
     "TopRow",
     "TrendRow",
     "dashboard_questions",
+    "shown_count",
+    "within_noise",
 ]
 
 # -- each question's row: the columns its ``.sql`` file returns, typed ----------------------
@@ -49,9 +51,12 @@ class TopRow:
     error_class: str
     friction_type: str
     n: int
-    #: The previous period's count; None when it was below k (or zero).
+    #: The 95 % half-width of ``n``'s noise (0 on the exact view).
+    moe: int
+    #: The previous period's count; None when the previous period has no cell.
     prev_n: int | None
     change: int | None
+    #: None unless the previous count is above its own noise.
     change_pct: float | None
 
 
@@ -61,8 +66,9 @@ class TrendRow:
     #: A friction_type, or ``all``.
     series: str
     n: int
-    #: Mean of the published days among the 7 before; None when there were none.
-    baseline: float | None
+    moe: int
+    #: Mean of the released days among the 7 before, a whole number; None when none.
+    baseline: int | None
     spike: bool
 
 
@@ -73,6 +79,7 @@ class RegressionRow:
     tool: str
     error_class: str
     n: int
+    moe: int
     share_pct: float
     base_n: int
     base_share_pct: float
@@ -85,8 +92,11 @@ class PlatformRow:
     platform: str
     tool: str
     n: int
+    moe: int
     platform_n: int
     share_pct: float
+    #: The 95 % half-width of the share (delta method over the cells' noise).
+    share_moe: float
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -95,8 +105,10 @@ class AppRow:
     #: ``not_installed``, ``not_running``, ``not_permitted`` or ``genuine``.
     app_state: str
     n: int
+    moe: int
     tool_n: int
     share_pct: float
+    share_moe: float
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -107,7 +119,9 @@ class ShapeRow:
     #: A size bucket, or ``-`` for types without a size.
     size: str
     n: int
+    moe: int
     share_pct: float
+    share_moe: float
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -121,20 +135,25 @@ class RingRow:
     tool: str
     error_class: str
     n: int
+    moe: int
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class IntentRow:
     intent: str
     n: int
+    moe: int
     share_pct: float
+    share_moe: float
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class AttemptRow:
     attempts: str
     n: int
+    moe: int
     share_pct: float
+    share_moe: float
 
 
 #: Any question's row.
@@ -150,6 +169,17 @@ Row = (
     | AttemptRow
 )
 R = TypeVar("R", bound=Row)
+
+
+def within_noise(row: Row) -> bool:
+    """The row's count is within noise: its 95 % interval ``n +- moe`` includes 0."""
+    return row.moe > 0 and row.n <= row.moe
+
+
+def shown_count(row: Row) -> str:
+    """``n +- moe`` (or ``n`` when exact), and "within noise" when the interval includes 0."""
+    text = f"{row.n:,} \u00b1 {row.moe:,}" if row.moe else f"{row.n:,}"
+    return f"{text} (within noise)" if within_noise(row) else text
 
 
 # -- the entries ---------------------------------------------------------------------------
@@ -239,7 +269,7 @@ class Question(StrEnum):
     apps = "apps", QuestionSpec(
         "App state against genuine failures",
         "Whether the app was not installed, not running or not permitted - or the tool failed.",
-        AppRow, Custom("apps"), "context",
+        AppRow, Custom("apps"), "apps",
         Placement(overview=4, tool_view=3),
     )  # fmt: skip
     shapes = "shapes", QuestionSpec(
@@ -251,19 +281,19 @@ class Question(StrEnum):
     ring = "ring", QuestionSpec(
         "Ring patterns",
         "The most common 2- and 3-call sequences (with outcomes) ending in a failure.",
-        RingRow, Custom("ring"), "ring",
+        RingRow, Custom("ring"), "ring2",
         Placement(tool_view=4, wide=True),
     )  # fmt: skip
     intents = "intents", QuestionSpec(
         "Intents",
         "What users were trying to do when the friction happened.",
-        IntentRow, Bars("intent"), "context",
+        IntentRow, Bars("intent"), "intents",
         Placement(overview=5),
     )  # fmt: skip
     attempts = "attempts", QuestionSpec(
         "Attempts before reporting",
         "How many times the agent tried before the friction was reported.",
-        AttemptRow, Custom("attempts"), "context",
+        AttemptRow, Custom("attempts"), "attempts",
     )  # fmt: skip
 
 

@@ -2,11 +2,9 @@
 
 Every question reads either a running collector (``--url`` plus a team token from ``--token``
 or ``LMCP_TEAM_TOKEN``: the released figures, the team's view) or a DuckDB file (``--db``: the
-releases stored in it; with ``--exact``, exact figures from its raw rows, which is the steward's
-view of a file only a steward or the operator holds). The token is never printed.
-
-What only some commands need (httpx, the charts, progress bars) they import themselves: a
-question of a file (``lmcp analysis top --db F``, run over and over) imports no more.
+releases stored in it; with ``--exact``, the same derivations over exact cells of its raw rows:
+the steward's view of a file only a steward or the operator holds). The token is never printed.
+What only some commands need (httpx, charts, progress bars) they import themselves.
 """
 
 from __future__ import annotations
@@ -29,7 +27,6 @@ from analysis._filters import FilterError, Filters
 from analysis._questions import DEFAULT_K, DEFAULT_LIMIT, QUESTIONS, Answer, Question, ask
 from analysis._rows import Row, TrendRow
 from client._console import make_console
-from collector.releases.store import DEFAULT_EPSILON
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -131,6 +128,9 @@ def _fmt(value: object) -> str:
     return f"[{style}]{text}[/{style}]" if style else text
 
 
+_TEXT = frozenset({"n", "share_pct"})  # shown with their margins (report.cell_text)
+
+
 def answer_table(answer: Answer[Row], *, max_rows: int | None = None) -> Table:
     """A rich table of an answer (also used by the demo)."""
     from rich.table import Table
@@ -142,14 +142,16 @@ def answer_table(answer: Answer[Row], *, max_rows: int | None = None) -> Table:
         title_justify="left",
         header_style="bold cyan",
     )
-    names = [f.name for f in fields(spec.row_type)]
+    from analysis.report import cell_text, columns
+
+    names = columns(answer)
     for name in names:
         sample = next((getattr(r, name) for r in answer.rows if getattr(r, name) is not None), "")
         numeric = isinstance(sample, int | float) and not isinstance(sample, bool)
         table.add_column(name, justify="right" if numeric else "left")
     rows = answer.rows if max_rows is None else answer.rows[:max_rows]
     for row in rows:
-        table.add_row(*(_fmt(getattr(row, n)) for n in names))
+        table.add_row(*(cell_text(row, n) if n in _TEXT else _fmt(getattr(row, n)) for n in names))
     if not answer.rows:
         table.caption = answer.empty_text
     elif max_rows is not None and len(answer.rows) > max_rows:
@@ -392,20 +394,23 @@ def report_command(
 @app.command("release")
 def release_command(
     db: Annotated[Path, typer.Option("--db", help="A DuckDB file with a signals table.")],
-    epsilon: Annotated[
-        float, typer.Option(min=0.01, max=20.0, help="Epsilon per installation per UTC day.")
-    ] = DEFAULT_EPSILON,
 ) -> None:
-    """Release every closed day of a file not yet released, as the collector does (stored once,
-    never redrawn); then ``--db`` answers from them. Default split, cap and delta."""
-    from collector.releases.store import PrivacyParams, release_closed_days
+    """Release a file's closed periods as the collector's job does (once, at its settings)."""
+    from collector.releases.store import release_closed_periods
+    from collector.settings import CollectorSettings
+    from contract.days import utc_today
 
     if not db.is_file():
         raise typer.BadParameter("--db: no file there")
-    today = dt.datetime.now(dt.UTC).date()
-    with duckdb.connect(str(db)) as con:
-        done = release_closed_days(con, today, PrivacyParams(epsilon_per_day=epsilon))
-    console.print(f"released {len(done):,} (cube, day) pairs in {db}", soft_wrap=True)
+    settings = CollectorSettings()
+    with duckdb.connect(str(db)) as con, synth_progress() as progress:
+        task = progress.add_task("releasing", total=None)
+        done = release_closed_periods(
+            con, utc_today(), settings.checked_release_plan(),
+            retention_days=settings.retention_days,
+            progress=lambda i, n: progress.update(task, completed=i, total=n),
+        )  # fmt: skip
+    console.print(f"released {len(done):,} (cube, period) pairs in {db}", soft_wrap=True)
 
 
 @app.command("synth")

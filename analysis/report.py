@@ -26,9 +26,15 @@ from analysis._questions import (
     Answer,
     Question,
     ask,
-    last_day,
 )
-from analysis._released import RELEASED_QUESTIONS, ask_released, last_released_day
+from analysis._registry import shown_count
+from analysis._released import (
+    RELEASED_QUESTIONS,
+    ask_released,
+    default_period,
+    exact_period,
+    unavailable,
+)
 from analysis._rows import Row, TrendRow
 from contract.days import utc_today
 
@@ -39,6 +45,8 @@ __all__ = [
     "TABLE_ROWS",
     "answer_all",
     "build_report",
+    "cell_text",
+    "columns",
     "format_cell",
     "table_html",
     "table_rows",
@@ -103,19 +111,21 @@ def answer_all(
     limit: int = DEFAULT_LIMIT,
 ) -> list[Answer[Row]]:
     """Every question's answer over one resolved period: from the stored releases (the team's
-    view; questions whose release cannot take a filter are left out), or ``exact`` from raw
-    rows with threshold ``k`` (the steward's view of a file they hold)."""
+    view), or ``exact`` (the same derivations over exact cells, threshold ``k``: the steward's
+    view of a file they hold). A question whose cube cannot take a filter says so."""
     filters = filters or Filters()
-    if exact:
-        period = filters.resolve(last_day(con))
-        return [ask(con, q, filters, k=k, period=period) for q in questions or tuple(Question)]
-    period = filters.resolve(last_released_day(con))
+    period = exact_period(con, filters) if exact else default_period(con, filters)
     out: list[Answer[Row]] = []
     for q in questions or RELEASED_QUESTIONS:
         try:
-            out.append(ask_released(con, q, filters, limit=limit, period=period))
-        except FilterError:
-            continue
+            if exact:
+                out.append(ask(con, q, filters, k=k, limit=limit, period=period))
+            else:
+                out.append(ask_released(con, q, filters, limit=limit, period=period))
+        except FilterError as exc:  # said in its section, never a silent gap
+            out.append(
+                unavailable(q, period, filters, exc, source="exact" if exact else "released")
+            )
     return out
 
 
@@ -134,8 +144,25 @@ def format_cell(value: object) -> str:
     return str(value)
 
 
-def _columns(answer: Answer[Row]) -> list[str]:
-    return [f.name for f in fields(QUESTIONS[answer.question].row_type)]
+#: Columns shown inside another: ``n +- moe`` and ``share_pct +- share_moe``.
+_FOLDED = frozenset({"moe", "share_moe"})
+
+
+def columns(answer: Answer[Row]) -> list[str]:
+    """The columns a table shows (the margins are folded into their figures)."""
+    return [f.name for f in fields(QUESTIONS[answer.question].row_type) if f.name not in _FOLDED]
+
+
+def cell_text(row: Row, column: str) -> str:
+    """One shown cell: ``n`` as ``n +- moe`` (marked "within noise" when its 95 % interval
+    includes 0), a share with its margin, anything else by ``format_cell``."""
+    value = getattr(row, column)
+    if column == "n":
+        return shown_count(row)
+    if column == "share_pct" and isinstance(value, float):
+        margin = getattr(row, "share_moe", 0.0)
+        return f"{value:.1f} % \u00b1 {margin:.1f}" if margin else f"{value:.1f} %"
+    return format_cell(value)
 
 
 def table_rows(answer: Answer[Row]) -> tuple[Row, ...]:
@@ -157,7 +184,7 @@ def _tbody(
             value = getattr(row, c)
             num = isinstance(value, int | float) and not isinstance(value, bool)
             cls = ' class="num"' if num else ""
-            text = html.escape(format_cell(value))
+            text = html.escape(cell_text(row, c))
             href = (
                 tool_href(value) if tool_href and c == "tool" and isinstance(value, str) else None
             )
@@ -177,7 +204,7 @@ def table_html(
 ) -> str:
     """An HTML table of an answer's first ``limit`` rows (escaped); ``tool_href`` links tool
     cells. ``expandable`` puts the other rows behind a "show more" disclosure (no script)."""
-    cols = _columns(answer)
+    cols = columns(answer)
     head = "<thead><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in cols) + "</tr></thead>"
     rows = table_rows(answer)
     shown, rest = rows[:limit], rows[limit:]
@@ -250,8 +277,8 @@ def build_report(
     return Report(html=page, markdown="\n".join(md) + "\n", charts=charts)
 
 
-def _md_cell(value: object) -> str:
-    return format_cell(value).replace("|", "\\|")
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|")
 
 
 def _markdown_table(answer: Answer[Row], chart: str | None) -> list[str]:
@@ -260,11 +287,11 @@ def _markdown_table(answer: Answer[Row], chart: str | None) -> list[str]:
         out += [f"![{chart}](CHARTS/{chart}.svg)", ""]
     if not answer.rows:
         return out + [f"_{answer.empty_text}_", ""]
-    cols = _columns(answer)
+    cols = columns(answer)
     out.append("| " + " | ".join(cols) + " |")
     out.append("|" + "|".join("---" for _ in cols) + "|")
     for row in table_rows(answer)[:TABLE_ROWS]:
-        out.append("| " + " | ".join(_md_cell(getattr(row, c)) for c in cols) + " |")
+        out.append("| " + " | ".join(_md_cell(cell_text(row, c)) for c in cols) + " |")
     if len(answer.rows) > TABLE_ROWS:
         out.append(f"\n_{len(answer.rows) - TABLE_ROWS} more rows not shown._")
     return out + [""]

@@ -20,7 +20,6 @@ in a worker thread.
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from importlib import resources
@@ -59,9 +58,9 @@ from analysis._session import (
     open_session,
     secure_request,
 )
-from collector.releases.store import params_from_settings, release_closed_days
+from collector.releases.published import privacy_json
+from collector.releases.store import params_from_settings
 from collector.settings import CollectorSettings
-from contract.days import utc_today
 from contract.schema import ToolName
 from service.auth import require_bearer, token_matches
 from service.db import Database
@@ -122,22 +121,20 @@ def _int_param(params: Mapping[str, str], name: str, default: int, low: int, hig
     return int(raw)
 
 
+def _released_through(con: Any) -> str | None:
+    """The last day of the newest released period (None before the first release)."""
+    day = last_released_day(con)
+    return None if day is None else day.isoformat()
+
+
 def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
     """The triage API and the dashboard, reading through ``db``."""
     router = APIRouter()
     warm_up()  # the dashboard's first view must not wait for the chart engine to start
     require_team_token = require_bearer(settings.read_tokens)
     params = params_from_settings(settings)
-    released_before: list[dt.date] = []
 
-    def ensure_released(con: Any) -> Any:
-        """Release the closed days not yet released (idempotent; at most once a day here)."""
-        today = utc_today()
-        if released_before != [today]:
-            release_closed_days(con, today, params)
-            released_before[:] = [today]
-        return con
-
+    # Readers never release: the closed-period job is the one writer of releases.
     def secrets() -> list[str]:
         return [t.get_secret_value() for t in settings.read_tokens]
 
@@ -150,14 +147,8 @@ def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
     )
     async def list_questions() -> dict[str, Any]:
         return {
-            "privacy": {
-                "unit": "one installation over one UTC day",
-                "contribution_cap": params.cap,
-                "epsilon_per_day": params.epsilon_per_day,
-                "delta_per_day": params.delta_per_day,
-                "split": dict(params.split),
-                "thresholds": {c: params.calibration(c).threshold for c in params.split},
-            },
+            "privacy": privacy_json(params),
+            "released_through": await db.run(_released_through),
             "questions": [
                 {"name": q.value, "title": s.title, "summary": s.summary, "cube": CUBE_OF[q]}
                 for q, s in QUESTIONS.items()
@@ -183,9 +174,9 @@ def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
         limit = _int_param(query, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
 
         def run(con: Any) -> dict[str, Any]:
-            ensure_released(con)
-            period = filters.resolve(last_released_day(con))
-            return ask_released(con, q, filters, limit=limit, period=period).to_json()
+            doc = ask_released(con, q, filters, limit=limit).to_json()
+            doc["released_through"] = _released_through(con)
+            return doc
 
         try:
             return await db.run(run)
@@ -309,9 +300,7 @@ def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
             return to_login()
         params = dict(request.query_params)
         filters, exc = _page_filters(params, _FILTER_KEYS)
-        return render(
-            lambda con: overview_answers(ensure_released(con), filters), None, exc, params
-        )
+        return render(lambda con: overview_answers(con, filters), None, exc, params)
 
     @router.get("/dashboard/tool", include_in_schema=False)
     async def pick_tool(request: Request) -> Response:
@@ -339,9 +328,7 @@ def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
             raise ProblemError(404, "unknown_tool", "No catalogue tool by that name.") from None
         params = dict(request.query_params)
         filters, exc = _page_filters(params, _FILTER_KEYS - {"tool"})
-        return render(
-            lambda con: tool_answers(ensure_released(con), name, filters), name, exc, params
-        )
+        return render(lambda con: tool_answers(con, name, filters), name, exc, params)
 
     @router.get("/dashboard/static/{name}", include_in_schema=False)
     async def static(name: str) -> Response:

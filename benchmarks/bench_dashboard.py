@@ -28,8 +28,10 @@ from pydantic import SecretStr
 from analysis._charts import clear_chart_cache
 from benchmarks._timing import median, table, verdict
 from benchmarks.bench_analysis import END_DAY, _synth_file
-from collector.releases.store import PrivacyParams, release_closed_days
+from collector.releases.store import release_closed_periods
 from collector.settings import CollectorSettings
+from contract.accountant import ReleasePlan
+from contract.limits import LATE_DAYS
 from lmcp.apps import collector_app, uvicorn_config
 
 SIGNALS = int(os.environ.get("LMCP_BENCH_DASHBOARD_SIGNALS", "1000000"))
@@ -77,7 +79,8 @@ def run() -> None:
         shutil.copy(source, db_path)
         start = time.perf_counter()
         with duckdb.connect(str(db_path)) as con:
-            released = release_closed_days(con, END_DAY + dt.timedelta(days=1), PrivacyParams())
+            today = END_DAY + dt.timedelta(days=LATE_DAYS + 1)
+            released = release_closed_periods(con, today, ReleasePlan(), retention_days=36500)
         release_s = time.perf_counter() - start
         settings = CollectorSettings(
             db_path=db_path,

@@ -1,9 +1,9 @@
 """The synthetic DuckDB file of the triage tests (``synth_path`` in ``tests/conftest.py``).
 
 Small on purpose: the fast tier builds it once per session, and its cost is the release of
-every (closed day, cube) pair, so the file keeps a short retention window (the collector's own
-``purge_expired``) of a denser set, rather than 90 days of a thin one. Every view still
-releases something at ``TEST_EPSILON``.
+every closed (cube, period) of the retention window, so the file keeps a short window (the
+collector's own ``purge_expired``) of a dense set -- about 1.7k signals a day, inside the
+1k-10k a day LMCP really sees -- released at the DEFAULT privacy parameters.
 """
 
 from __future__ import annotations
@@ -17,34 +17,29 @@ __all__ = [
     "SYNTH_END",
     "SYNTH_RETENTION_DAYS",
     "SYNTH_SIGNALS",
-    "TEST_EPSILON",
-    "TEST_SPLIT",
+    "SYNTH_TODAY",
     "build_synth",
 ]
 
-SYNTH_END = dt.date(2026, 6, 30)
+#: A Sunday: the last day of a week, so the newest closed week ends with the synthetic data.
+SYNTH_END = dt.date(2026, 6, 28)
+#: The day the file is released on: ``SYNTH_END``'s week is closed (LATE_DAYS after it).
+SYNTH_TODAY = SYNTH_END + dt.timedelta(days=3)
 #: Signals synthesised over the 90 days up to ``SYNTH_END``; the window keeps about a third.
-SYNTH_SIGNALS = 60_000
-SYNTH_RETENTION_DAYS = 30
-#: A large epsilon so a small synthetic file releases something in every view (the tests of
-#: the plumbing); the privacy tests use the defaults.
-TEST_EPSILON = 20.0
-#: ... spent mostly where a small file has least (argument shapes).
-TEST_SPLIT = {"friction": 0.2, "platforms": 0.1, "daily": 0.1, "versions": 0.1, "context": 0.1,
-              "shapes": 0.3, "ring": 0.1}  # fmt: skip
+SYNTH_SIGNALS = 150_000
+SYNTH_RETENTION_DAYS = 31
 
 
 def build_synth(path: Path) -> Path:
-    """Synthesise, keep the retention window, release the closed days at ``TEST_EPSILON``
-    and ``TEST_SPLIT``: the file as a collector with that window would have stored it."""
+    """Synthesise, keep the retention window, release every closed period at the defaults:
+    the file as a collector with that window would have stored it."""
     from analysis import synthesize
-    from collector.releases.store import PrivacyParams, release_closed_days
+    from collector.releases.store import release_closed_periods
     from collector.retention import purge_expired
+    from contract.accountant import ReleasePlan
 
     assert synthesize(path, SYNTH_SIGNALS, end_day=SYNTH_END) == SYNTH_SIGNALS
-    today = SYNTH_END + dt.timedelta(days=2)
     with duckdb.connect(str(path)) as con:
-        purge_expired(con, today, SYNTH_RETENTION_DAYS)
-        params = PrivacyParams(epsilon_per_day=TEST_EPSILON, split=TEST_SPLIT)
-        release_closed_days(con, today, params)
+        purge_expired(con, SYNTH_TODAY, SYNTH_RETENTION_DAYS)
+        release_closed_periods(con, SYNTH_TODAY, ReleasePlan(), retention_days=SYNTH_RETENTION_DAYS)
     return path

@@ -17,16 +17,16 @@ import pytest
 from collector.db import migrate
 from collector.store import flush_rows
 from contract.schema import FrictionSignal, attempts_bucket
-from tests._synth import SYNTH_END, TEST_EPSILON, TEST_SPLIT
+from tests._synth import SYNTH_END, SYNTH_TODAY
 from tests.factories import make_signal
 
-__all__ = ["SYNTH_END", "TEST_EPSILON", "TEST_SPLIT"]
+__all__ = ["SYNTH_END", "SYNTH_TODAY"]
 
-D0 = dt.date(2026, 3, 1)
+D0 = dt.date(2026, 3, 2)  # a Monday: days 1-7, 8-14, ... are the UTC weeks of the weekly cubes
 
 
 def day(n: int) -> dt.date:
-    """Day ``n`` of the test calendar (day 1 is 2026-03-01)."""
+    """Day ``n`` of the test calendar (day 1 is Monday 2026-03-02)."""
     return D0 + dt.timedelta(days=n - 1)
 
 
@@ -112,8 +112,6 @@ def collector_url(tmp_path_factory: pytest.TempPathFactory, synth_path: Path) ->
         db_path=db_path,
         read_tokens=[SecretStr(TEAM_TOKEN)],
         steward_tokens=[StewardToken(label="test-steward", token=SecretStr(STEWARD_TOKEN))],
-        release_epsilon_per_day=TEST_EPSILON,
-        release_split=TEST_SPLIT,
         retention_days=36500,
         rate_limit_enabled=False,
     )

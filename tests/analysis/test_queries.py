@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 import duckdb
 import pytest
 
 import analysis
 from analysis import Filters, Period, Question, Version
+from analysis._filters import FilterError
 from contract.schema import FrictionSignal, Platform, ToolName
 from tests.analysis.conftest import day, many
 
@@ -53,47 +55,42 @@ def test_top_friction_filters(make_db: MakeDb) -> None:
     def by(f: Filters) -> list[tuple[str, int]]:
         return [(r.tool, r.n) for r in analysis.top(con, f).rows]
 
-    assert by(Filters(start=day(8), end=day(14), platform=Platform.windows)) == [
-        ("read_note", 6),
-        ("send_email", 5),
-    ]
-    assert by(Filters(start=day(8), end=day(14), version=Version(1, 2))) == [("read_note", 13)]
-    assert by(Filters(start=day(8), end=day(14), version=Version(1, 2, 1))) == [("read_note", 7)]
-    assert by(Filters(start=day(8), end=day(14), tool=ToolName.send_email)) == [("send_email", 5)]
-    assert by(Filters(start=day(10), end=day(14))) == [("send_email", 5)]
+    assert by(WEEK2) == [("read_note", 13), ("send_email", 5)]
+    assert by(replace(WEEK2, tool=ToolName.send_email)) == [("send_email", 5)]
+    # The friction cube has no platform or version: the answer names the filter it cannot take.
+    for refused, name in ((replace(WEEK2, platform=Platform.windows), "platform"),
+                          (replace(WEEK2, version=Version(1, 2)), "version")):  # fmt: skip
+        with pytest.raises(FilterError) as exc:
+            analysis.top(con, refused)
+        assert exc.value.field == name
 
 
-def test_default_period_is_the_last_28_days_with_signals(make_db: MakeDb) -> None:
+def test_default_period_is_the_last_4_weeks_to_the_last_signal(make_db: MakeDb) -> None:
     con = make_db(many(5, when=day(40)) + many(5, when=day(12)) + many(5, when=day(13)))
     answer = analysis.top(con)
-    assert answer.period == Period(day(13), day(40))
-    assert [r.n for r in answer.rows] == [10]  # days 13 and 40; day 12 is outside
+    # Four whole weeks ending with the week of the last signal (day 40 is a Friday of week 6).
+    assert answer.period == Period(day(15), day(42))
+    assert [r.n for r in answer.rows] == [5]  # day 40; days 12 and 13 are weeks before
 
 
-def test_trends_flag_spikes_against_published_days_only(make_db: MakeDb) -> None:
+def test_trends_flag_spikes_against_the_week_before(make_db: MakeDb) -> None:
     signals: list[FrictionSignal] = []
     counts = {1: 5, 2: 5, 3: 11, 4: 5, 5: 5, 6: 5, 7: 5, 8: 12, 9: 5}
     for d, n in counts.items():
         signals += many(n, when=day(d), friction="cannot_complete")
-        # 3 a day of another type: always suppressed, and never added to 'all'
+        # 3 a day of another type: its own series is hidden (k = 5), 'all' counts them.
         signals += many(3, when=day(d), friction="repeated_failure")
     con = make_db(signals)
-    rows = analysis.trends(con, Filters(start=day(1), end=day(9))).rows
+    rows = analysis.trends(con, Filters(start=day(8), end=day(9))).rows
     assert {r.series for r in rows} == {"all", "cannot_complete"}
     series = [(r.day, r.n, r.baseline, r.spike) for r in rows if r.series == "cannot_complete"]
     assert series == [
-        (day(1), 5, None, False),
-        (day(2), 5, 5.0, False),
-        (day(3), 11, 5.0, False),  # >= 2 x mean, but only 2 days of history
-        (day(4), 5, 7.0, False),
-        (day(5), 5, 6.5, False),
-        (day(6), 5, 6.2, False),
-        (day(7), 5, 6.0, False),
-        (day(8), 12, 5.86, True),  # mean of days 1-7 = 41/7; 12 >= 2 x 5.86
-        (day(9), 5, 6.86, False),  # mean of days 2-8 = 48/7
+        (day(8), 12, 6, True),  # mean of days 1-7 = 41/7 = 5.86 (shown whole); 12 >= 2 x 5.86
+        (day(9), 5, 7, False),  # mean of days 2-8 = 48/7
     ]
-    totals = [(r.day, r.n, r.spike) for r in rows if r.series == "all"]
-    assert totals == [(d, n, s) for d, n, _, s in series]
+    totals = [(r.day, r.n, r.baseline, r.spike) for r in rows if r.series == "all"]
+    # 15 against a baseline of 62/7 = 8.86: not twice it.
+    assert totals == [(day(8), 15, 9, False), (day(9), 8, 10, False)]
 
 
 def test_trends_baseline_reaches_before_the_period(make_db: MakeDb) -> None:
@@ -106,20 +103,22 @@ def test_trends_baseline_reaches_before_the_period(make_db: MakeDb) -> None:
 
 
 def _regression_data() -> list[FrictionSignal]:
+    # Released versions (contract/catalogue/versions.json), four of each: a growth must
+    # clear 4 standard errors of both shares (MIN_Z = 4).
     def v(n: int, version: str, tool: str, cls: str, d: int) -> list[FrictionSignal]:
-        return many(n, when=day(d), version=version, tool=tool, error_class=cls)
+        return many(4 * n, when=day(d), version=version, tool=tool, error_class=cls)
 
     return (
-        v(10, "1.0.0", "read_note", "not_found", 1)
-        + v(10, "1.0.0", "send_email", "timeout", 2)
-        + v(3, "1.0.0", "list_notes", "timeout", 2)
-        + v(10, "1.1.0", "read_note", "not_found", 5)
-        + v(10, "1.1.0", "send_email", "timeout", 4)
-        + v(5, "1.1.0", "read_file", "too_large", 6)
-        + v(3, "1.1.0", "list_notes", "timeout", 6)
-        + v(5, "1.2.0", "read_note", "not_found", 9)
-        + v(20, "1.2.0", "send_email", "timeout", 8)
-        + v(3, "1.2.0", "list_notes", "timeout", 9)
+        v(10, "1.2.0", "read_note", "not_found", 1)
+        + v(10, "1.2.0", "send_email", "timeout", 2)
+        + v(3, "1.2.0", "list_notes", "timeout", 2)
+        + v(10, "1.3.0", "read_note", "not_found", 5)
+        + v(10, "1.3.0", "send_email", "timeout", 4)
+        + v(5, "1.3.0", "read_file", "too_large", 6)
+        + v(3, "1.3.0", "list_notes", "timeout", 6)
+        + v(5, "1.4.0", "read_note", "not_found", 9)
+        + v(20, "1.4.0", "send_email", "timeout", 8)
+        + v(3, "1.4.0", "list_notes", "timeout", 9)
     )
 
 
@@ -131,14 +130,15 @@ def test_regressions_by_version(make_db: MakeDb) -> None:
          r.base_share_pct, r.status)
         for r in rows
     ] == [
-        # 1.2.0 kept groups: 5 + 20 = 25; earlier kept: 20 (1.0.0) + 25 (1.1.0) = 45
-        ("1.2.0", day(8), "send_email", "timeout", 20, 80.0, 20, 44.44, "growing"),
-        # 1.1.0 kept groups: 25; earlier: 20. read_file/too_large never seen before
-        ("1.1.0", day(4), "read_file", "too_large", 5, 20.0, 0, 0.0, "new"),
+        # 1.4.0: 80 of its 112; earlier versions: 80 of 204 (1.2.0's 92, 1.3.0's 112).
+        ("1.4.0", day(8), "send_email", "timeout", 80, 71.4, 80, 39.2, "growing"),
+        # 1.3.0: 20 of its 112; read_file/too_large never seen before. First seen: the first
+        # day of the week it was released in (the versions cube is weekly).
+        ("1.3.0", day(1), "read_file", "too_large", 20, 17.9, 0, 0.0, "new"),
     ]  # fmt: skip
-    # list_notes/timeout (3 per version) is suppressed per version, so never pooled either.
-    only = analysis.regressions(con, Filters(start=day(1), end=day(10), version=Version(1, 1)))
-    assert [(r.version, r.tool) for r in only.rows] == [("1.1.0", "read_file")]
+    # list_notes/timeout (12 per version) holds its share: no regression.
+    only = analysis.regressions(con, Filters(start=day(1), end=day(10), version=Version(1, 3)))
+    assert [(r.version, r.tool) for r in only.rows] == [("1.3.0", "read_file")]
 
 
 def test_platform_split(make_db: MakeDb) -> None:
@@ -151,7 +151,8 @@ def test_platform_split(make_db: MakeDb) -> None:
     )
     rows = analysis.platforms(con, Filters(start=day(1), end=day(1))).rows
     assert sorted((r.platform, r.tool, r.n, r.platform_n, r.share_pct) for r in rows) == [
-        ("macos", "read_note", 6, 6, 100.0),  # send_email's 4 are neither shown nor counted
+        # send_email's 4 are not shown (k = 5) but count in macOS's total: shares are of all.
+        ("macos", "read_note", 6, 10, 60.0),
         ("windows", "read_file", 5, 10, 50.0),
         ("windows", "read_note", 5, 10, 50.0),
     ]
@@ -167,8 +168,8 @@ def test_app_state_against_genuine_failures(make_db: MakeDb) -> None:
     )
     rows = analysis.apps(con, Filters(start=day(1), end=day(1))).rows
     assert [(r.tool, r.app_state, r.n, r.tool_n, r.share_pct) for r in rows] == [
-        ("read_note", "genuine", 6, 11, 54.5),
-        ("read_note", "not_permitted", 5, 11, 45.5),
+        ("read_note", "genuine", 6, 13, 46.2),  # of all 13 (the 2 not running hidden, counted)
+        ("read_note", "not_permitted", 5, 13, 38.5),
         ("recipe_run", "genuine", 7, 7, 100.0),
         ("create_note", "not_installed", 5, 5, 100.0),
     ]
@@ -183,9 +184,9 @@ def test_argument_shapes(make_db: MakeDb) -> None:
     )
     rows = analysis.shapes(con, Filters(start=day(1), end=day(1))).rows
     assert [(r.tool, r.arg, r.arg_type, r.size, r.n, r.share_pct) for r in rows] == [
-        ("read_file", "path", "string", "17-256", 6, 54.5),
+        ("read_file", "path", "string", "17-256", 6, 46.2),  # of path's 13 (2 integers hidden)
         ("read_file", "max_bytes", "integer", "-", 5, 100.0),
-        ("read_file", "path", "string", "0", 5, 45.5),
+        ("read_file", "path", "string", "0", 5, 38.5),
     ]
 
 
@@ -217,9 +218,9 @@ def test_intent_distribution(make_db: MakeDb) -> None:
     )
     rows = analysis.intents(con, Filters(start=day(1), end=day(1))).rows
     assert [(r.intent, r.n, r.share_pct) for r in rows] == [
-        ("unspecified", 7, 38.9),
-        ("manage_note", 6, 33.3),
-        ("read_file", 5, 27.8),
+        ("unspecified", 7, 35.0),  # of all 20 (send_email's 2 hidden, counted)
+        ("manage_note", 6, 30.0),
+        ("read_file", 5, 25.0),
     ]
 
 
@@ -234,10 +235,10 @@ def test_attempt_count_distribution(make_db: MakeDb) -> None:
     )
     rows = analysis.attempts(con, Filters(start=day(1), end=day(1))).rows
     assert [(r.attempts, r.n, r.share_pct) for r in rows] == [
-        ("1", 6, 28.6),
-        ("3-5", 5, 23.8),
-        ("more", 5, 23.8),
-        ("unspecified", 5, 23.8),
+        ("1", 6, 25.0),  # of all 24 (the 3 of bucket 2 hidden, counted)
+        ("3-5", 5, 20.8),
+        ("more", 5, 20.8),
+        ("unspecified", 5, 20.8),
     ]
 
 
@@ -260,7 +261,8 @@ def test_answers_round_trip_through_json(
 def test_a_larger_k_hides_more(make_db: MakeDb) -> None:
     con = make_db(_regression_data())
     f = Filters(start=day(1), end=day(10))
-    assert [r.n for r in analysis.top(con, f, k=20).rows] == [40, 25]
+    assert [r.n for r in analysis.top(con, f, k=20).rows] == [160, 100, 36, 20]
+    assert [r.n for r in analysis.top(con, f, k=40).rows] == [160, 100]
     with pytest.raises(ValueError, match="k must be"):
         analysis.top(con, f, k=0)
 
@@ -269,6 +271,7 @@ def test_the_period_can_be_given_directly(make_db: MakeDb) -> None:
     con = make_db(many(5, when=day(3)))
     answer = analysis.top(con, period=Period(day(3), day(3)))
     assert [r.n for r in answer.rows] == [5]
-    assert answer.period.previous() == Period(day(2), day(2))
-    assert answer.period.days == 1
-    assert dt.date(2026, 3, 3) == day(3)
+    # A weekly cube answers whole weeks, and says so.
+    assert answer.period == Period(day(1), day(7))
+    assert answer.note is not None and "whole weeks" in answer.note
+    assert dt.date(2026, 3, 4) == day(3)

@@ -1,9 +1,11 @@
-"""The team's answers are post-processing of stored cells: sums over days, additive in the
-period, and nothing that is not a stored cell (property tests over random releases)."""
+"""The team's answers are post-processing of stored cells: sums over weeks, additive in the
+period, each with the noise of the cells it sums, and nothing that is not a stored cell
+(property tests over random releases)."""
 
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections import defaultdict
 
 import duckdb
@@ -13,12 +15,15 @@ from hypothesis import strategies as st
 
 from analysis import Filters, Question
 from analysis._filters import Period
+from analysis._registry import TopRow
 from analysis._released import ask_released
 from collector.db import migrate
 from collector.releases.store import KEY_SEP
 from tests.hypothesis_profiles import at_most
 
-D0 = dt.date(2026, 3, 1)
+D0 = dt.date(2026, 3, 2)  # a Monday: friction is released per UTC week
+SIGMA = 10.0
+WEEK = dt.timedelta(days=7)
 _KEYS = st.tuples(
     st.sampled_from(["read_note", "send_email", "read_file"]),
     st.sampled_from(["not_found", "timeout"]),
@@ -33,23 +38,38 @@ def _store(cells: list[tuple[int, tuple[str, str, str], int]]) -> duckdb.DuckDBP
     seen: dict[tuple[int, tuple[str, str, str]], int] = {}
     for offset, key, n in cells:
         seen[(offset, key)] = n  # one cell per (day, key), as a release stores it
-    for day in range(10):
+    for week in range(10):
         con.execute(
-            "INSERT INTO release_days VALUES ('friction', $1, 'test', 400, 0)",
-            [D0 + dt.timedelta(days=day)],
+            "INSERT INTO release_periods VALUES ('friction', $1, 'week', $2, 0, 0, 'test')",
+            [D0 + week * WEEK, SIGMA],
         )
-    rows = [[D0 + dt.timedelta(days=o), KEY_SEP.join(k), n] for (o, k), n in seen.items()]
+    rows = [[D0 + o * WEEK, KEY_SEP.join(k), n] for (o, k), n in seen.items()]
     if rows:
         con.executemany("INSERT INTO release_cells VALUES ('friction', $1, $2, $3)", rows)
     return con
 
 
 def _top(con: duckdb.DuckDBPyConnection, a: int, b: int) -> dict[tuple[str, ...], int]:
-    period = Period(D0 + dt.timedelta(days=a), D0 + dt.timedelta(days=b))
+    """Top friction over weeks ``a`` to ``b``; checks each count's margin: the noise of the
+    cells it sums (one per week holding the key)."""
+    period = Period(D0 + a * WEEK, D0 + b * WEEK + dt.timedelta(days=6))
     answer = ask_released(con, Question.top, Filters(), limit=1000, period=period)
-    ns = [r.n for r in answer.rows]
-    assert ns == sorted(ns, reverse=True)
-    return {(r.tool, r.error_class, r.friction_type): r.n for r in answer.rows}  # type: ignore[union-attr]
+    assert answer.period == period and answer.note is None, "whole weeks need no alignment"
+    rows = [r for r in answer.rows if isinstance(r, TopRow)]
+    assert [r.n for r in rows] == sorted((r.n for r in rows), reverse=True)
+    weeks: dict[tuple[str, str, str], set[dt.date]] = {
+        (r.tool, r.error_class, r.friction_type): set() for r in rows
+    }
+    for week, _tool, _cls, _ft in con.execute(
+        "SELECT day, split_part(key, '|', 1), split_part(key, '|', 2), split_part(key, '|', 3) "
+        "FROM release_cells WHERE day BETWEEN $1 AND $2",
+        [period.start, period.end],
+    ).fetchall():
+        weeks.setdefault((_tool, _cls, _ft), set()).add(week)
+    for r in rows:
+        cells = len(weeks[(r.tool, r.error_class, r.friction_type)])
+        assert r.moe == math.ceil(1.96 * SIGMA * math.sqrt(cells))
+    return {(r.tool, r.error_class, r.friction_type): r.n for r in rows}
 
 
 @pytest.mark.slow
@@ -80,12 +100,14 @@ def test_released_cells_leave_with_the_retention_window(tmp_path: object) -> Non
     con = _store([(0, ("read_note", "not_found", "cannot_complete"), 500),
                   (9, ("read_note", "not_found", "cannot_complete"), 700)])  # fmt: skip
     try:
-        purge_expired(con, D0 + dt.timedelta(days=15), retention_days=10)  # keeps day 5 on
-        left = con.execute("SELECT day FROM release_cells UNION ALL SELECT day FROM release_days")
-        assert {r[0] for r in left.fetchall()} >= {D0 + dt.timedelta(days=9)}
-        gone = con.execute(
-            "SELECT count(*) FROM release_cells WHERE day < $1", [D0 + dt.timedelta(days=5)]
+        first_kept = D0 + 5 * WEEK
+        purge_expired(con, first_kept + dt.timedelta(days=10), retention_days=10)
+        left = con.execute(
+            "SELECT day FROM release_cells UNION ALL SELECT day FROM release_periods"
         )
-        assert gone.fetchone() == (0,)
+        assert {r[0] for r in left.fetchall()} >= {D0 + 9 * WEEK}
+        for table in ("release_cells", "release_periods"):
+            gone = con.execute(f"SELECT count(*) FROM {table} WHERE day < $1", [first_kept])
+            assert gone.fetchone() == (0,), table
     finally:
         con.close()

@@ -10,8 +10,9 @@ import pytest
 from pydantic import SecretStr
 from typer.testing import CliRunner
 
-from collector.releases.store import PrivacyParams, release_closed_days
+from collector.releases.store import release_closed_periods
 from collector.settings import CollectorSettings
+from contract.accountant import ReleasePlan
 from lmcp.cli import app
 from tests._servers import running_collector
 from tests.analysis.conftest import TEAM_TOKEN, day, many, write_signals
@@ -24,7 +25,7 @@ def released_collector(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str
     path = tmp_path_factory.mktemp("problems") / "signals.duckdb"
     with duckdb.connect(str(path)) as con:
         write_signals(con, [s for n in range(1, 8) for s in many(40, when=day(n))])
-        release_closed_days(con, day(10), PrivacyParams(epsilon_per_day=20.0))
+        release_closed_periods(con, day(12), ReleasePlan(), retention_days=36500)
     settings = CollectorSettings(
         db_path=path, read_tokens=[SecretStr(TEAM_TOKEN)], retention_days=36500
     )
@@ -42,7 +43,7 @@ def test_a_refused_filter_is_named_in_the_collectors_words(released_collector: s
     assert result.exit_code == 1
     text = " ".join(result.output.split())
     assert "HTTP 422 (invalid_filter)" in text
-    assert "filter 'version' is not available for this question's release" in text
+    assert "filter 'version' is not available for top: its release has no version" in text
     assert TEAM_TOKEN not in text
 
 

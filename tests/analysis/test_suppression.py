@@ -18,6 +18,8 @@ from hypothesis import strategies as st
 
 import analysis
 from analysis import Filters, Question
+from collector.releases.cubes import CUBES, SHAPE_ARGS
+from contract.days import PeriodKind, period_end
 from contract.schema import FrictionSignal
 from tests.analysis.conftest import day, signal, write_signals
 from tests.hypothesis_profiles import at_most
@@ -106,11 +108,16 @@ def test_ring_patterns_show_exactly_the_groups_of_at_least_k(
 def test_argument_shapes_show_exactly_the_groups_of_at_least_k(
     rows: list[FrictionSignal], k: int
 ) -> None:
+    # The exact view counts the shapes cube's cells: the first SHAPE_ARGS arguments, over its
+    # known domain (each tool's declared names and ``other``), as the release does.
+    domain = set(CUBES["shapes"].cells())
     expected: Counter[tuple[str, str, str, str]] = Counter()
     for s in rows:
-        for a in s.args:
+        for a in s.args[:SHAPE_ARGS]:
             size = "-" if a.size is None else a.size.value
-            expected[(s.tool_attempted.value, a.name.value, a.type.value, size)] += 1
+            key = (s.tool_attempted.value, a.name.value, a.type.value, size)
+            if key in domain:
+                expected[key] += 1
     with _con(rows) as con:
         answer = analysis.shapes(con, ALL, k=k, limit=BIG)
     shown = {(r.tool, r.arg, r.arg_type, r.size): r.n for r in answer.rows}
@@ -155,8 +162,10 @@ def test_a_unique_shape_is_hidden_until_k_signals_share_it() -> None:
 
 
 def test_today_is_not_special() -> None:
-    # The period resolves to the data's last day, not the wall clock: old copies still answer.
+    # The period resolves to the week of the data's last day, not the wall clock: old copies
+    # still answer (whole weeks: the cubes' periods).
     with _con([signal(dt.date(2020, 1, 1)) for _ in range(5)]) as con:
         answer = analysis.top(con)
-    assert answer.period.end == dt.date(2020, 1, 1)
+    assert answer.period.end == period_end(PeriodKind.week, dt.date(2020, 1, 1))
+    assert answer.period.start <= dt.date(2020, 1, 1)
     assert [r.n for r in answer.rows] == [5]

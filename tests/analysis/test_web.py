@@ -13,6 +13,8 @@ import analysis
 from analysis import Filters, Question
 from analysis._released import CUBE_OF, RELEASED_QUESTIONS, ask_released
 from analysis._session import COOKIE_NAME, make_session, open_session
+from collector.releases.cubes import CUBES
+from contract.accountant import ReleasePlan
 from tests._servers import HANG_S
 from tests.analysis.conftest import TEAM_TOKEN
 
@@ -51,13 +53,29 @@ def test_triage_answers_are_the_stored_releases(
     assert local.rows, "the test file releases something in every view"
 
 
+def last_released_day_of_synth(http: httpx.Client) -> str:
+    """The newest released period's last day, as the answers' own ``released_through``."""
+    doc = http.get("/v1/triage/top", headers=AUTH).json()
+    assert doc["period"]["end"] <= doc["released_through"]
+    return str(doc["released_through"])
+
+
 def test_triage_lists_its_released_questions_and_the_privacy_parameters(
     http: httpx.Client,
 ) -> None:
     body = http.get("/v1/triage", headers=AUTH).json()
     assert [q["name"] for q in body["questions"]] == [q.value for q in RELEASED_QUESTIONS]
-    assert body["privacy"]["contribution_cap"] == 10
-    assert set(body["privacy"]["thresholds"]) == set(body["privacy"]["split"])
+    privacy = body["privacy"]
+    long_run = ReleasePlan().long_run()
+    assert privacy["long_run"] == {
+        "days": long_run.days,
+        "epsilon": long_run.epsilon,
+        "delta": long_run.delta,
+    }
+    assert privacy["long_run"]["days"] == 90 and privacy["long_run"]["epsilon"] <= 8.5
+    assert privacy["weekly_signal_limit"] == 8 and privacy["per_key_weekly_limit"] == 1
+    assert {c["cube"] for c in privacy["cubes"]} == set(CUBES)
+    assert body["released_through"] == last_released_day_of_synth(http)
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,8 @@
 Two days on which several trend series spike together (so spike (day, series) pairs outnumber
 spike days) and a version that brings more regressions than any page limit. Signals are
 written through the collector's real write path, one received day at a time, then released
-as a collector would (``release_closed_days``) at a large epsilon, so the cells are there.
+as a collector would (``release_closed_periods``) at the default parameters. The last day is a
+Sunday, so the default period (4 weeks to the newest released week) ends on it.
 """
 
 from __future__ import annotations
@@ -22,11 +23,11 @@ from tests.analysis.conftest import TEAM_TOKEN, signal
 __all__ = ["HEADLINE_END", "TEAM_TOKEN"]
 
 HEADLINE_START = dt.date(2026, 4, 1)
-HEADLINE_END = HEADLINE_START + dt.timedelta(days=11)
+HEADLINE_END = HEADLINE_START + dt.timedelta(days=11)  # a Sunday
+assert HEADLINE_END.weekday() == 6
 SPIKE_DAYS = (HEADLINE_START + dt.timedelta(days=10), HEADLINE_END)
 #: Regressions the dataset is built to show (new (tool, class) pairs in 1.1.0).
 NEW_PAIRS = 24
-_EPSILON = 20.0
 
 
 def _day_signals(day: dt.date) -> list[FrictionSignal]:
@@ -48,8 +49,10 @@ def _day_signals(day: dt.date) -> list[FrictionSignal]:
 @pytest.fixture(scope="session")
 def headline_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from collector.db import migrate
-    from collector.releases.store import PrivacyParams, release_closed_days
+    from collector.releases.store import release_closed_periods
     from collector.store import flush_rows
+    from contract.accountant import ReleasePlan
+    from contract.limits import LATE_DAYS
 
     path = tmp_path_factory.mktemp("headline") / "headline.duckdb"
     with duckdb.connect(str(path)) as con:
@@ -58,8 +61,8 @@ def headline_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
         while day <= HEADLINE_END:
             flush_rows(con, [_day_signals(day)], day)
             day += dt.timedelta(days=1)
-        params = PrivacyParams(epsilon_per_day=_EPSILON)
-        release_closed_days(con, HEADLINE_END + dt.timedelta(days=1), params)
+        today = HEADLINE_END + dt.timedelta(days=LATE_DAYS + 1)
+        release_closed_periods(con, today, ReleasePlan(), retention_days=36500)
     return path
 
 
@@ -76,7 +79,6 @@ def headline_url(tmp_path_factory: pytest.TempPathFactory, headline_path: Path) 
     settings = CollectorSettings(
         db_path=db_path,
         read_tokens=[SecretStr(TEAM_TOKEN)],
-        release_epsilon_per_day=_EPSILON,
         retention_days=36500,
         rate_limit_enabled=False,
     )
