@@ -17,7 +17,7 @@ from client.friction import ReportInput, build_signal, default_client_info
 from client.host import FailureContext
 from client.runtime import Runtime
 from contract.catalogue import load_catalogue
-from contract.limits import DAILY_SIGNAL_LIMIT
+from contract.limits import WEEKLY_SIGNAL_LIMIT
 from contract.schema import AppState, ErrorClass, FrictionType, Outcome
 
 REPEAT = 15
@@ -143,7 +143,7 @@ def report_latency(calls: int = REPORT_CALLS) -> None:
     """p50/p99 of one ``report_friction`` call, consent on, against each collector state.
 
     Every call is one that is sent (or queued): an installation sends at most
-    ``DAILY_SIGNAL_LIMIT`` signals a day, so each ``DAILY_SIGNAL_LIMIT`` calls come from a new
+    ``WEEKLY_SIGNAL_LIMIT`` signals a week, so each ``WEEKLY_SIGNAL_LIMIT`` calls come from a new
     installation (a new ``LMCP_HOME``, set up outside the timed call)."""
     kinds = ("cannot_complete", "repeated_failure", "task_abandoned", "workaround_needed")
     rows = []
@@ -153,7 +153,7 @@ def report_latency(calls: int = REPORT_CALLS) -> None:
             times, sent, bounded = [], 0, 0
             rt: Runtime | None = None
             for i in range(calls):
-                if i % DAILY_SIGNAL_LIMIT == 0:
+                if i % WEEKLY_SIGNAL_LIMIT == 0:
                     if rt is not None:
                         rt.close()
                     env = {
@@ -168,11 +168,11 @@ def report_latency(calls: int = REPORT_CALLS) -> None:
                 reply = rt.reporter.report(args)
                 times.append((time.perf_counter() - started) * 1000)
                 sent += reply.get("sent") is True
-                bounded += reply.get("reason") in ("daily_duplicate", "daily_limit")
+                bounded += reply.get("reason") in ("weekly_duplicate", "weekly_limit")
             if rt is not None:
                 rt.close()
             if bounded:
-                raise RuntimeError(f"{bounded} calls hit the daily bound: not the path measured")
+                raise RuntimeError(f"{bounded} calls hit the weekly bound: not the path measured")
         p50, p99 = percentile(times, 50), percentile(times, 99)
         rows.append(
             (

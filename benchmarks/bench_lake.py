@@ -49,8 +49,10 @@ from collector.lake.load import lake_rows_from_duckdb
 from collector.lake.mirror import open_mirrored
 from collector.lake.releases import LakeReleases, load_releases, release
 from collector.lake.store import LakeStore, lake_rows
-from collector.releases.store import PrivacyParams
 from collector.rows import rows_from_models
+from contract.accountant import ReleasePlan
+from contract.days import PeriodKind, period_end
+from contract.limits import LATE_DAYS
 from contract.schema import FrictionSignal
 from lakedev.seaweed import LoopbackSeaweed, find_weed
 from scripts._lake_cluster import Collectors, random_signals, send_load
@@ -205,9 +207,12 @@ def _triage(root: Path) -> float:
 
 def _released_triage(store: LakeStore, db: Path, root: Path) -> float:
     """The team's questions on the lake's released cells against the file with the same
-    cells; returns the release's CPU-s per day released."""
+    cells; returns the release's CPU-s per commit (the periods starting on one day: a week
+    and its Monday, or one day). Released on the first day END_DAY's week is closed, over
+    the 90 days back (the default backfill): every period of the synthetic history."""
+    released_on = period_end(PeriodKind.week, END_DAY) + dt.timedelta(days=LATE_DAYS + 1)
     start, cpu = time.perf_counter(), time.process_time()
-    done = release(store, END_DAY + dt.timedelta(days=1), PrivacyParams(), retention_days=36500)
+    done = release(store, released_on, ReleasePlan(), retention_days=36500, backfill_days=90)
     release_s, release_cpu = time.perf_counter() - start, time.process_time() - cpu
     copy = root / "released-copy.duckdb"
     shutil.copy(db, copy)
@@ -232,7 +237,7 @@ def _released_triage(store: LakeStore, db: Path, root: Path) -> float:
     rows.append(["worst ratio", "", "", f"{worst:.1f}x {verdict(worst <= TRIAGE_TARGET)}"])
     table(
         f"team's triage (released cells, {cells[0] if cells else 0:,} cells) at {TRIAGE:,} "
-        f"signals: lake vs file, median s; releasing {len(store.days())} days took "
+        f"signals: lake vs file, median s; releasing {len(done)} first days took "
         f"{release_s:.0f} s, opening the lake's cells {open_s:.2f} s",
         ["question", "file s", "lake s", "lake/file"],
         rows,

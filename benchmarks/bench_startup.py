@@ -43,17 +43,18 @@ def _run(args: list[str], env: dict[str, str]) -> tuple[float, float]:
 
 
 def _small_file(folder: Path) -> Path:
-    """A small collector file (3,000 signals) with its closed days released."""
+    """A small collector file (3,000 signals) with its closed periods released."""
     import duckdb
 
     from analysis import synthesize
-    from collector.releases.store import PrivacyParams, release_closed_days
+    from collector.releases.store import release_closed_periods
+    from contract.accountant import ReleasePlan
 
     path = folder / "small.duckdb"
-    end = dt.date(2026, 3, 31)
+    end = dt.date(2026, 3, 29)  # a Sunday: its week closes LATE_DAYS later
     synthesize(path, 3_000, end_day=end)
     with duckdb.connect(str(path)) as con:
-        release_closed_days(con, end + dt.timedelta(days=2), PrivacyParams(epsilon_per_day=20.0))
+        release_closed_periods(con, end + dt.timedelta(days=3), ReleasePlan(), retention_days=36500)
     return path
 
 

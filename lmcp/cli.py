@@ -284,8 +284,9 @@ def _catalogue(
     from rich.table import Table
 
     from client._console import make_console
+    from collector.releases.published import privacy_parameters
     from lmcp.datacatalogue import generate, render_json, render_markdown
-    from lmcp.privacy_params import print_privacy, privacy_parameters
+    from lmcp.privacy_params import print_privacy
 
     data = generate()
     if raw:

@@ -32,7 +32,8 @@ import json
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 
-from lmcp.privacy_params import privacy_json, privacy_markdown, privacy_parameters
+from collector.releases.published import privacy_json, privacy_parameters
+from lmcp.privacy_params import privacy_markdown
 
 __all__ = [
     "CatalogueField",

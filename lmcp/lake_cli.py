@@ -152,31 +152,40 @@ def release(
     days: DaysOpt = None,
     memory_limit: MemoryOpt = None,
 ) -> None:
-    """Release each closed, compacted day not released yet: computed once, never redrawn.
+    """Release each closed period not released yet whose received days are all compacted:
+    computed once, never redrawn (weekly cubes by week, ``daily`` by day; empty ones too).
 
-    The privacy parameters come from the collector's settings (LMCP_COLLECTOR_RELEASE_*).
-    Days before the retention window are never released."""
+    The privacy parameters come from the collector's settings (LMCP_COLLECTOR_RELEASE_*,
+    refused past its epsilon ceiling). Periods before the retention window (or
+    LMCP_COLLECTOR_RELEASE_BACKFILL_DAYS back) are never released."""
     from collector.lake.releases import release as run
-    from collector.releases.store import params_from_settings
     from collector.settings import CollectorSettings
     from service.settings import load_settings
 
     settings = load_settings(CollectorSettings)
     window = days if days is not None else settings.retention_days
     memory = _memory(memory_limit)
+    try:
+        plan = settings.checked_release_plan()
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
     results = run(
         _store(lake),
         _today(today),
-        params_from_settings(settings),
+        plan,
         retention_days=window,
+        backfill_days=settings.release_backfill_days,
         memory_limit=memory,
     )
+    periods = 0
     for r in results:
+        what = " and ".join(f"the {kind}" for kind in r.kinds)
         if r.status == "released":
-            typer.echo(f"{r.day}: released, {r.cells} cell(s)")
+            periods += len(r.kinds)
+            typer.echo(f"{r.day}: released {what}, {r.cells} cell(s)")
         else:
-            typer.echo(f"{r.day}: released by another job meanwhile (kept as it is)")
-    typer.echo(f"released {sum(r.status == 'released' for r in results)} day(s)")
+            typer.echo(f"{r.day}: {what} released by another job meanwhile (kept as it is)")
+    typer.echo(f"released {periods} period(s)")
 
 
 @app.command()
@@ -204,18 +213,23 @@ def retain(
 
 @app.command()
 def status(lake: LakeOpt = None) -> None:
-    """Per day: files, rows (duplicates included until compacted), size, compacted, released."""
+    """Per received day: files, rows (duplicates included until compacted), size, compacted;
+    then the released periods."""
     from collector.lake.releases import LakeReleases
+    from collector.releases.cubes import CUBES
+    from contract.days import PeriodKind
 
     store = _store(lake)
     days = store.days()
-    released = LakeReleases(store).days()
+    periods = LakeReleases(store).periods()
     typer.echo(f"version {store.table().version()}, {len(days)} day(s)")
     for d in days:
         flag = "compacted" if d.compacted else "open"
-        if d.day in released:
-            flag += ", released"
         typer.echo(f"{d.day}  {d.files:>5} files  {d.rows:>10} rows  {d.bytes:>12} B  {flag}")
+    for kind in PeriodKind:
+        firsts = sorted({day for cube, day in periods if CUBES[cube].kind is kind})
+        span = f", {firsts[0]} to {firsts[-1]}" if firsts else ""
+        typer.echo(f"released {len(firsts)} {kind.value} period(s){span}")
 
 
 @app.command()

@@ -116,7 +116,7 @@ def _identity(con: duckdb.DuckDBPyConnection) -> tuple[str, str] | None:
 
 def open_mirrored(store: LakeStore, path: Path) -> tuple[duckdb.DuckDBPyConnection, MirrorSync]:
     """The steward's connection on the mirror at ``path`` (created if absent), synced with the
-    lake's newest version: ``signals`` (each id once), ``release_days``, ``release_cells``."""
+    lake's newest version: ``signals`` (each id once), ``release_periods``, ``release_cells``."""
     path = path.expanduser().resolve()
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)

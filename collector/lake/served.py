@@ -1,11 +1,12 @@
 """What a lake collector's triage routes read: a copy of the lake's released cells.
 
 ``ReleasedDatabase`` is a ``Database`` in memory with the collector's migrations, so the
-routes find ``release_days`` and ``release_cells`` exactly as in the file and run unchanged.
+routes find ``release_periods`` and ``release_cells`` exactly as in the file and run unchanged.
 Before each use it copies the lake's releases table in again if its version changed (looked
-up at most every ``refresh_s``). Its ``signals`` table stays empty: the routes release the
-closed days of the signals they can see before answering, and here they see none, so a lake
-collector never draws noise; only ``lmcp lake release`` does, once per day.
+up at most every ``refresh_s``). Its ``signals`` table stays empty, and the routes only read
+releases (the file mode releases every closed period, empty ones too, but in its retention
+job, not here): a lake collector never draws noise; only ``lmcp lake release`` does, once
+per period.
 """
 
 from __future__ import annotations

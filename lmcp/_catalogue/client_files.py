@@ -7,7 +7,9 @@ from lmcp.datacatalogue import CatalogueField, DataFormat
 
 
 def client_formats() -> list[DataFormat]:
-    from contract.limits import DAILY_SIGNAL_LIMIT
+    from contract.limits import PER_KEY_WEEKLY_LIMIT, WEEKLY_SIGNAL_LIMIT
+
+    limit = WEEKLY_SIGNAL_LIMIT
 
     return [
         DataFormat(
@@ -22,9 +24,15 @@ def client_formats() -> list[DataFormat]:
                     "off: nothing; local: kept for preview/log, never uploaded; on: uploaded.",
                 ),
                 CatalogueField(
+                    "weekly_signal_limit", "integer", "integer", True,
+                    f"0..{limit}", str(limit),
+                    "Lowers the weekly contribution bound; never raises it.",
+                ),
+                CatalogueField(
                     "daily_signal_limit", "integer", "integer", True,
-                    f"0..{DAILY_SIGNAL_LIMIT}", str(DAILY_SIGNAL_LIMIT),
-                    "Lowers the daily contribution bound; never raises it.",
+                    f"0..{limit}", str(limit),
+                    "Written by older releases: still read, as one more lower bound of the "
+                    "weekly bound.",
                 ),
             ),
         ),
@@ -42,10 +50,12 @@ def client_formats() -> list[DataFormat]:
             "sent.jsonl",
             "LMCP_HOME/sent.jsonl (client/sentlog.py)",
             "What was sent (or, in local mode, kept) on this machine, one JSON line each, "
-            "at most 200.",
+            "at most 200; the weekly contribution bound counts it with contributions.json.",
             (
                 CatalogueField(
-                    "status", "enum", "enum", False, "delivered, rejected, local", '"delivered"'
+                    "status", "enum", "enum", False, "delivered, rejected, expired, local",
+                    '"delivered"',
+                    "expired: too late for its week's release, dropped and never counted.",
                 ),
                 CatalogueField("signal", "object", "FrictionSignal", False, "", "{…}"),
             ),
@@ -69,14 +79,20 @@ def client_formats() -> list[DataFormat]:
             "client.contributions",
             "contributions.json",
             "LMCP_HOME/contributions.json (client/contributions.py)",
-            "The daily contribution bound: today's UTC date and the keys used, never a value.",
+            f"The weekly contribution bound: at most {limit} signals per UTC week (Monday to "
+            f"Sunday), {PER_KEY_WEEKLY_LIMIT} per key, claimed for the week of the signal's "
+            "day. Holds the latest day claimed and the keys of that week and the one before, "
+            "never a value; the outbox and the sent log are counted with it.",
             (
-                CatalogueField("day", "date", "date", False, "a UTC day", '"2026-11-30"'),
-                CatalogueField("keys", "list", "list of string", False,
-                               f"0..{DAILY_SIGNAL_LIMIT} items of tool/error_class/friction_type",
-                               '["read_note/not_found/cannot_complete"]'),
-                CatalogueField("full", "boolean", "boolean", True, "true",
-                               "true", "Set when the file was unreadable: the day is spent."),
+                CatalogueField("latest", "date", "date", False, "a UTC day", '"2026-11-30"',
+                               "The latest day ever claimed: an earlier day is refused."),
+                CatalogueField("weeks", "object", "object", False,
+                               "week (its Monday) -> "
+                               f"0..{limit} items of tool/error_class/friction_type",
+                               '{"2026-11-30": ["read_note/not_found/cannot_complete"]}'),
+                CatalogueField("full", "list", "list of date", True, "weeks (their Monday)",
+                               '["2026-11-30"]',
+                               "Set when the file was unreadable: that week is spent."),
             ),
         ),
     ]  # fmt: skip

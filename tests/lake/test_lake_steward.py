@@ -37,8 +37,8 @@ from collector.lake.releases import LakeReleases, release
 from collector.lake.steward import AUDIT_DIR, LakeAudit, LakeSteward
 from collector.lake.store import LakeStore
 from collector.read_routes import BatchStream, build_read_router
-from collector.releases.store import PrivacyParams
 from collector.settings import CollectorSettings, StewardToken
+from contract.accountant import ReleasePlan
 from lakedev.seaweed import LoopbackSeaweed
 from lmcp.cli import app
 from scripts._lake_cluster import random_signals
@@ -231,9 +231,10 @@ def test_backup_is_one_version_of_the_lake_and_opens_with_analysis(tmp_path: Pat
     store = LakeStore(str(tmp_path / "lake"))
     with cluster(tmp_path, store) as c:
         feed(c)
-        compact(store, D3)
-        done = release(store, D3, PrivacyParams(epsilon_per_day=20.0), retention_days=14)
-        assert [r.status for r in done] == ["released", "released"]
+        later = D3 + dt.timedelta(days=10)  # the weeks and days of the feed are closed
+        compact(store, later)
+        done = release(store, later, ReleasePlan(), retention_days=14)
+        assert done and all(r.status == "released" for r in done)
         store.append(rows(10, seed=99, received_day=D3))  # another commit, 10 more signals
         took = httpx.post(f"{c.lake_b}/v1/admin/backup", headers=STEWARD_AUTH, trust_env=False)
         assert took.status_code == 200, took.text
@@ -247,7 +248,7 @@ def test_backup_is_one_version_of_the_lake_and_opens_with_analysis(tmp_path: Pat
     with duckdb.connect(str(copy), read_only=True) as con:
         counted = con.execute("SELECT count(*), count(DISTINCT signal_id) FROM signals")
         assert counted.fetchone() == (DISTINCT + 10, DISTINCT + 10)
-        records = con.execute("SELECT count(*) FROM release_days").fetchone()
+        records = con.execute("SELECT count(*) FROM release_periods").fetchone()
         lake_rows = LakeReleases(store).read()
         assert records == (lake_rows.filter(pc.is_null(lake_rows["key"])).num_rows,)
         cols = [r[0] for r in con.execute("DESCRIBE signals").fetchall()]
@@ -261,9 +262,11 @@ def test_backup_is_one_version_of_the_lake_and_opens_with_analysis(tmp_path: Pat
         assert [r[0] for r in con.execute("DESCRIBE signals").fetchall()] == cols
         assert kept == con.execute("SELECT * FROM signals ORDER BY signal_id").fetchall()
     # The steward's exact answers from the copy equal the lake's; the team's too.
-    exact = _cli("analysis", "top", "--db", str(copy), "--exact", "--k", "2", "--json")
+    fed = ["--start", str(D1), "--end", str(D3)]  # the default period ends at the last closed week
+    exact = _cli("analysis", "top", "--db", str(copy), "--exact", "--k", "2", "--json", *fed)
     assert exact["rows"]
-    assert exact == _cli("analysis", "top", "--lake", store.uri, "--exact", "--k", "2", "--json")
+    on_lake = ["analysis", "top", "--lake", store.uri, "--exact", "--k", "2", "--json", *fed]
+    assert exact == _cli(*on_lake)
     released = _cli("analysis", "trends", "--db", str(copy), "--json")
     assert released == _cli("analysis", "trends", "--lake", store.uri, "--json")
 

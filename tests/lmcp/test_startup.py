@@ -84,17 +84,18 @@ def test_state_and_help_commands_load_nothing_heavy(args: list[str], tmp_path: P
 
 @pytest.fixture(scope="module")
 def small_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A small collector file with its closed days released (what ``--db`` answers from)."""
+    """A small collector file with its closed periods released (what ``--db`` answers from)."""
     import duckdb
 
     from analysis import synthesize
-    from collector.releases.store import PrivacyParams, release_closed_days
+    from collector.releases.store import release_closed_periods
+    from contract.accountant import ReleasePlan
 
     path = tmp_path_factory.mktemp("startup") / "small.duckdb"
-    end = dt.date(2026, 3, 31)
+    end = dt.date(2026, 3, 29)  # a Sunday: its week closes LATE_DAYS later
     synthesize(path, 3_000, end_day=end)
     with duckdb.connect(str(path)) as con:
-        release_closed_days(con, end + dt.timedelta(days=2), PrivacyParams(epsilon_per_day=20.0))
+        release_closed_periods(con, end + dt.timedelta(days=3), ReleasePlan(), retention_days=36500)
     return path
 
 
