@@ -28,7 +28,7 @@ from pydantic import SecretStr
 from client.runtime import Runtime
 from collector.settings import CollectorSettings
 from contract.catalogue import load_catalogue
-from contract.limits import DAILY_SIGNAL_LIMIT
+from contract.limits import WEEKLY_SIGNAL_LIMIT
 from contract.privacy import channel_fields, covert_channel
 from contract.schema import RING_SIZE, ArgName, ArgType, FrictionSignal, SizeBucket
 from tests._servers import running_collector
@@ -172,12 +172,12 @@ def test_every_signal_an_agent_causes_lies_in_the_counted_space(
 def test_the_documented_bound_is_the_computed_one() -> None:
     doc = DOC.read_text(encoding="utf-8").split("## What an agent can still encode", 1)[-1]
     bound = covert_channel()
-    assert bound.signals_per_day == DAILY_SIGNAL_LIMIT
+    assert bound.signals_per_week == WEEKLY_SIGNAL_LIMIT
     per_signal = re.search(r"\*\*([\d.,]+) bits per signal\*\*", doc)
-    per_day = re.search(r"\*\*([\d.,]+) bits per day\*\*", doc)
-    assert per_signal and per_day, "docs/signal-schema.md no longer states the bound"
+    per_week = re.search(r"\*\*([\d.,]+) bits per week\*\*", doc)
+    assert per_signal and per_week, "docs/signal-schema.md no longer states the bound"
     assert float(per_signal.group(1).replace(",", "")) == round(bound.bits_per_signal, 1)
-    assert float(per_day.group(1).replace(",", "")) == round(bound.bits_per_day, 1)
+    assert float(per_week.group(1).replace(",", "")) == round(bound.bits_per_week, 1)
     # Each row of the table: the count (when written out) and its bits.
     for name, values in channel_fields().items():
         row = re.search(rf"\| `{re.escape(name.split()[0])}`[^|]*\|([^|]+)\|([^|]+)\|", doc)

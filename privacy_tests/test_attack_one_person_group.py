@@ -1,89 +1,78 @@
-"""Attack: one person makes a group appear in what the team sees.
+"""Attack: one installation's presence changes what the team sees by more than its bound.
 
-Before: k counted signals, not people. One user who reported the same failure five times filled
-a k = 5 group alone, and every view filtered to it described that one person. Now the team sees
-releases only: a cell appears only if its noisy count clears a threshold chosen so that the
-chance an installation's own cells appear is at most the cube's share of delta.
+Before: k counted signals, not people (one user filled a k = 5 group alone); then daily
+releases with a threshold, whose per-day guarantee a backlog or a late delivery broke. Now each
+cube is a Gaussian on a known domain: the test takes, for every cube, the worst contribution one
+installation can make in a period (``l0`` cells, ``l∞`` each, ``l1`` in all: the vector of
+largest norm) and draws the real OpenDP mechanism many times with and without it. The privacy
+loss of each draw -- the log-likelihood ratio of "present" against "absent" -- must average at
+most the cube's published rho (zCDP: its mean is exactly l2² / 2σ² for the worst case), and the
+rare cells one installation alone makes in ring3 must clear its threshold no more often than its
+delta allows.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import math
-from pathlib import Path
+import statistics
 
-import httpx
 import pytest
-from pydantic import SecretStr
 
-from collector.releases.cubes import CUBES
-from collector.releases.mechanism import release_counts
-from collector.releases.store import PrivacyParams
-from collector.settings import CollectorSettings
-from privacy_tests._release_world import D0, fleet_day, one_signal, write_days
-from tests._servers import HANG_S, running_collector
+from collector.releases.cubes import CUBES, Bounds
+from collector.releases.mechanism import noisy_map, noisy_vector
+from collector.releases.store import calibration
+from contract.accountant import ReleasePlan
 
-TEAM = "team-token-for-the-group-attack"
 TRIALS = 2_000
+PLAN = ReleasePlan()
 
 
-def test_five_reports_of_one_failure_no_longer_make_a_group(tmp_path: Path) -> None:
-    """The issue's attack, through the real collector at the default epsilon: a rare failure
-    reported five times by one user, among a day of ordinary traffic."""
-    db = tmp_path / "signals.duckdb"
-    lone = [one_signal(D0, "recipe_export", "conflict", "task_abandoned") for _ in range(5)]
-    write_days(db, [(D0, fleet_day(D0, 3_000, seed=1) + lone)])
-    settings = CollectorSettings(
-        db_path=db, read_tokens=[SecretStr(TEAM)], retention_days=36500, rate_limit_enabled=False
-    )
-    with running_collector(settings) as url, httpx.Client(base_url=url, timeout=HANG_S) as http:
-        auth = {"Authorization": f"Bearer {TEAM}"}
-        day = {"start": D0.isoformat(), "end": D0.isoformat(), "limit": "1000"}
-        mine = http.get("/v1/triage/top", params={**day, "tool": "recipe_export"}, headers=auth)
-        assert mine.status_code == 200, mine.text
-        assert mine.json()["rows"] == [], "one user's failure is visible to the team"
-        everyone = http.get("/v1/triage/top", params=day, headers=auth).json()["rows"]
-        assert everyone, "the common failures of the same day are released (not vacuous)"
-        for question in ("platforms", "apps", "intents", "ring", "shapes", "regressions"):
-            body = http.get(f"/v1/triage/{question}", params=day, headers=auth).json()
-            assert all("recipe_export" not in str(r.values()) for r in body["rows"]), question
+def _worst(b: Bounds) -> list[int]:
+    """The installation's largest-norm contribution: l1 units, at most l∞ a cell, l0 cells."""
+    full, rest = divmod(b.l1, b.linf)
+    cells = [b.linf] * min(full, b.l0)
+    if rest and len(cells) < b.l0:
+        cells.append(rest)
+    return cells
 
 
-@pytest.mark.parametrize("cube", sorted(CUBES))
-def test_the_threshold_bounds_the_chance_that_one_installation_shows(cube: str) -> None:
-    """Deterministic: with the published scale b and threshold tau, the cells one installation
-    fills alone (at most l0 cells, each at most linf) clear tau with probability at most
-    about l0 * exp(-(tau - linf) / b) / 2 (the continuous Laplace tail; OpenDP's discrete
-    noise and its own map agree within 1 %), which is within the cube's delta."""
-    params = PrivacyParams()
-    cal = params.calibration(cube)
-    b = cal.bounds
-    assert cal.scale == pytest.approx(b.l1 / (params.epsilon_per_day * params.split[cube]))
-    chance = b.l0 * 0.5 * math.exp(-(cal.threshold - b.linf) / cal.scale)
-    assert chance <= params.delta_per_day * params.split[cube] * 1.01
-    assert cal.delta <= params.delta_per_day * params.split[cube]
+@pytest.mark.parametrize("cube", sorted(n for n, c in CUBES.items() if not c.thresholded))
+def test_presence_moves_the_release_by_at_most_the_published_rho(cube: str) -> None:
+    cal = calibration(cube, PLAN)
+    d = _worst(cal.bounds)
+    assert sum(x * x for x in d) ** 0.5 == pytest.approx(cal.bounds.l2)
+    base = [50] * len(d)  # the other installations' counts in those cells
+    present = [b + x for b, x in zip(base, d, strict=True)]
+    s2 = cal.scale**2
+    norm2 = sum(x * x for x in d)
+
+    def loss(draw: list[int]) -> float:
+        # log p(draw | present) - log p(draw | absent), for independent Gaussians of std σ.
+        return (sum((y - b) * x for y, b, x in zip(draw, base, d, strict=True)) - norm2 / 2) / s2
+
+    losses = [loss(noisy_vector(present, cal)) for _ in range(TRIALS)]
+    mean = statistics.fmean(losses)
+    # zCDP's worst case: the loss is Gaussian, mean l2²/2σ², variance 2 × that.
+    expected = norm2 / (2 * s2)
+    error = 4 * (2 * expected / TRIALS) ** 0.5
+    assert expected <= PLAN.cube_rho(cube) * (1 + 1e-9), "the published rho covers the worst case"
+    assert abs(mean - expected) <= error, (mean, expected)
+    assert statistics.pvariance(losses) == pytest.approx(2 * expected, rel=0.25)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("cube", sorted(CUBES))
-def test_one_installations_cells_are_never_released_in_many_draws(cube: str) -> None:
-    """Statistical: the real OpenDP mechanism, drawn TRIALS times over the worst case one
-    installation can make alone. Expected releases: TRIALS * delta, far below one."""
-    cal = PrivacyParams().calibration(cube)
+def test_one_installations_ring3_cells_clear_the_threshold_no_more_than_delta() -> None:
+    cal = calibration("ring3", PLAN)
     alone: dict[tuple[str, ...], int] = {
-        (f"cell-{i}",): cal.bounds.linf for i in range(cal.bounds.l0)
+        (f"cell-{i}",): x for i, x in enumerate(_worst(cal.bounds))
     }
-    released = sum([len(release_counts(alone, cal)) for _ in range(TRIALS)])
-    assert released == 0
+    released = sum([len(noisy_map(alone, cal)) for _ in range(TRIALS)])
+    assert cal.delta <= PLAN.threshold_delta
+    assert released == 0  # expected TRIALS × delta < 1e-5
     crowd: dict[tuple[str, ...], int] = {("crowd",): cal.threshold + int(6 * cal.scale)}
-    shown = sum([len(release_counts(crowd, cal)) for _ in range(200)])
-    assert shown >= 190, "a cell well above the threshold is released (not vacuous)"
+    assert sum([len(noisy_map(crowd, cal)) for _ in range(200)]) >= 190, "not vacuous"
 
 
-def test_a_cube_bound_cannot_be_loosened_by_the_split() -> None:
-    """The split spends the daily epsilon, it never adds to it."""
-    params = PrivacyParams()
-    total = sum(params.calibration(c).epsilon for c in CUBES)
-    assert total <= params.epsilon_per_day * (1 + 1e-9)
+def test_the_split_spends_rho_and_never_adds_to_it() -> None:
+    total = sum(calibration(c, PLAN).rho for c in CUBES)
+    assert total <= PLAN.rho_week * (1 + 1e-9)
     with pytest.raises(ValueError):
-        dataclasses.replace(params, split={**params.split, "friction": 0.9})
+        ReleasePlan(split_items=tuple({**PLAN.split, "friction": 0.9}.items()))

@@ -44,7 +44,8 @@ from analysis._released import RELEASED_QUESTIONS
 from analysis.report import answer_all, build_report
 from client.errors import ToolFailure
 from client.runtime import Runtime
-from collector.releases.store import PrivacyParams, release_closed_days
+from collector.releases.store import release_closed_periods
+from contract.accountant import ReleasePlan
 from contract.catalogue import load_catalogue
 from contract.schema import ToolName
 from privacy_tests.audit.canaries import Canary, CanaryKind
@@ -241,10 +242,11 @@ def test_no_generated_canary_reaches_any_sink(
     assert run.at_rest > 0, "no canary reached the user's own data: the planting failed"
 
     pipeline.stop()
-    tomorrow = dt.datetime.now(dt.UTC).date() + dt.timedelta(days=1)
+    # Today's signals are released as the retention job will once their week closes.
+    closes = dt.datetime.now(dt.UTC).date() + dt.timedelta(days=10)
     with duckdb.connect(str(pipeline.db_path)) as con:
-        # Today's signals are released as the retention job will once the day closes.
-        assert release_closed_days(con, tomorrow, PrivacyParams()), "nothing was released"
+        released_now = release_closed_periods(con, closes, ReleasePlan(), retention_days=14)
+        assert released_now, "nothing was released"
         tables = table_sinks(con)
         released = build_report(answer_all(con, k=K))
         exact = build_report(answer_all(con, k=K, exact=True))

@@ -19,18 +19,18 @@ from collector.lake.mirror import open_mirrored
 from collector.lake.releases import RELEASE_SCHEMA, release
 from collector.lake.steward import AUDIT_SCHEMA, LakeAudit
 from collector.lake.store import LAKE_SCHEMA, LakeStore, lake_rows
-from collector.releases.store import PrivacyParams
 from collector.roles import AuditRow
 from collector.rows import rows_from_models
+from contract.accountant import ReleasePlan
 from contract.schema import FrictionSignal
 from lmcp.datacatalogue import DataCatalogue, DataFormat, generate
 from scripts._lake_cluster import random_signals
 
 DAY = dt.date(2026, 11, 29)
-TODAY = DAY + dt.timedelta(days=1)
-#: A tiny noise scale: cells of a few signals clear the threshold, so the releases' log holds
-#: statistics of every column (``key`` included).
-NO_NOISE = PrivacyParams(epsilon_per_day=1e6)
+TODAY = DAY + dt.timedelta(days=3)  # DAY's week is closed: released
+#: A tiny noise scale: cells of a few signals clear ring3's threshold too, so the releases' log
+#: holds statistics of every column (``key`` included).
+NO_NOISE = ReleasePlan(rho=1e6)
 LOG_KEY = "lake.delta_log"
 
 

@@ -42,7 +42,8 @@ def test_every_published_view_applies_k(fleet: Path, k: int) -> None:
         risk = equivalence_risk(con, QI_SETS[2][1], k)
     finally:
         con.close()
-    assert len(checks) >= 18 and any(c.rows for c in checks)
+    # 9 questions overall, 6 with a tool (trends, intents and attempts have no tool).
+    assert len(checks) >= 15 and any(c.rows for c in checks)
     assert [c.view for c in checks if c.below_k] == []
     assert all(c.smallest is None or c.smallest >= k for c in checks)
     # the row-level data DOES hold small classes: suppression is doing real work

@@ -78,10 +78,11 @@ def test_the_schedule_deletes_without_a_restart(tmp_path: Path) -> None:
     settings = _settings(tmp_path / "s.duckdb", retention_days=7, retention_interval_s=0.1)
     with running_collector(settings, today=lambda: today[0]) as base:
         with httpx.Client(base_url=base, trust_env=False, timeout=HANG_S) as http:
-            body = {"signals": [_signal(D0), _signal(D0 - dt.timedelta(days=3))]}
+            # The oldest day the collector still counts: LATE_DAYS back.
+            body = {"signals": [_signal(D0), _signal(D0 - dt.timedelta(days=2))]}
             assert http.post("/v1/signals", json=body).is_success
         assert _count(base) == 2
-        today[0] = D0 + dt.timedelta(days=5)  # the older one (D0-3) is now 8 days old
+        today[0] = D0 + dt.timedelta(days=6)  # the older one (D0-2) is now 8 days old
         wait_until(lambda: _count(base) == 1, what="the scheduled purge of the expired signal")
         today[0] = D0 + dt.timedelta(days=8)
         wait_until(lambda: _count(base) == 0, what="the next scheduled purge")

@@ -62,7 +62,8 @@ class ClientResult:
     not_sent: int = 0
     #: Ids still in the outbox at the end (their answer did not arrive in time: maybe stored).
     queued_ids: list[str] = field(default_factory=list)
-    #: Reports the daily contribution bound refused (daily_duplicate, daily_limit): by design.
+    #: Reports the weekly contribution bound refused (weekly_duplicate, weekly_limit,
+    #: clock_moved_back): by design.
     bounded: int = 0
     requests: int = 0
     calls: int = 0
@@ -310,7 +311,7 @@ def run_client(plan: ClientPlan, root: Path, url: str) -> ClientResult:
             if rng.random() > ACCEPT_REPORT:
                 continue  # the user declined the offer
             out = runtime.reporter.report(report.args())
-            if out.get("reason") in ("daily_duplicate", "daily_limit"):
+            if out.get("reason") in ("weekly_duplicate", "weekly_limit", "clock_moved_back"):
                 result.bounded += 1
             elif not (out.get("sent") or out.get("queued")):
                 result.not_sent += 1

@@ -10,7 +10,7 @@ event loop, and keeps the two stores apart as a deployment does.
 Readiness, not deadlines (``wait_ready``, used by ``scripts/demo.py``): a service is waited for
 until its ``/readyz`` answers, for as long as its process runs; only a hang (``HANG_S``) or an
 exit ends the wait. The collector is ready once its seeded history is as a collector that had
-been running would have stored it: each closed day rewritten and released (the closed-day
+been running would have stored it: each closed day rewritten, each closed period released (the
 work of ``collector.retention``, done before it serves), so the first triage answer does not
 wait behind 90 days of release work.
 """
@@ -81,7 +81,7 @@ def _closed_day_work(settings: CollectorSettings) -> None:
     import duckdb
 
     from collector.db import migrate
-    from collector.releases.store import params_from_settings, release_closed_days
+    from collector.releases.store import release_closed_periods
     from collector.retention import purge_expired, reorder_closed_days
     from contract.days import utc_today
 
@@ -90,7 +90,13 @@ def _closed_day_work(settings: CollectorSettings) -> None:
         migrate(con)
         purge_expired(con, today, settings.retention_days)
         reorder_closed_days(con, today)
-        release_closed_days(con, today, params_from_settings(settings))
+        release_closed_periods(
+            con,
+            today,
+            settings.checked_release_plan(),
+            retention_days=settings.retention_days,
+            backfill_days=settings.release_backfill_days,
+        )
 
 
 def main(argv: list[str]) -> None:

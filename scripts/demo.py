@@ -60,8 +60,6 @@ from scripts._demo_fleet import (
 from scripts._demo_server import HANG_S, wait_ready
 
 REPO = Path(__file__).resolve().parent.parent
-#: The demo's epsilon per installation-day (the default is 1.0): a demo fleet is small.
-DEMO_EPSILON = 20.0
 console = Console()
 
 
@@ -94,7 +92,6 @@ class Server:
             ),
             "LMCP_COLLECTOR_RETENTION_DAYS": str(settings.retention_days),
             "LMCP_COLLECTOR_RATE_LIMIT_ENABLED": "false",
-            "LMCP_COLLECTOR_RELEASE_EPSILON_PER_DAY": str(settings.release_epsilon_per_day),
             "LMCP_COLLECTOR_STEWARD_TOKENS": json.dumps(
                 [
                     {"label": t.label, "token": t.token.get_secret_value()}
@@ -241,7 +238,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--exit", action="store_true", help="exit after the report")
     parser.add_argument("--clients", type=int, default=150)
-    parser.add_argument("--history", type=int, default=150_000, help="synthetic past signals")
+    parser.add_argument(
+        "--history", type=int, default=450_000, help="synthetic past signals (90 days: 5k a day)"
+    )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--port", type=int, default=0, help="0: a free port")
@@ -274,9 +273,8 @@ def main(argv: list[str] | None = None) -> int:
         port=args.port or _free_port(),
         read_tokens=[SecretStr(token)],
         steward_tokens=[StewardToken(label="demo-check", token=SecretStr(steward))],
-        # A demo's small fleet: a large epsilon so its releases show something (docs/privacy.md).
-        release_epsilon_per_day=DEMO_EPSILON,
-        retention_days=365,
+        # The default privacy parameters: the history is LMCP's real volume (5k signals a day).
+        retention_days=90,
         rate_limit_enabled=False,
     )
     skills_settings = SkillsSettings(
@@ -312,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         if not (author.saved and author.recalled):
             problems.append("the author could not save and recall a Cloud Skill")
-        console.rule("the last 28 released days (today is open: released once it closes)")
+        console.rule("the last 4 released weeks (a week is released 2 days after it ends)")
         answers = {
             q: fetch_answer(server.url, token, q, timeout=HANG_S) for q in RELEASED_QUESTIONS
         }

@@ -6,13 +6,15 @@
 3. A simulated fleet of real LMCP clients (``scripts/_demo_fleet.py``), spread over the three
    collectors; then a burst of batches from senders that retry on the next collector, during
    which one collector is SIGKILLed.
-4. ``lmcp lake compact`` and ``lmcp lake release`` (today's day closed early, as tomorrow's
-   runs would), status before and after, and the triage questions read from the lake: the
-   team's released view and the steward's exact view, also through the steward's mirror;
-   a lake collector answers the steward's count from the lake, audited in the lake.
+4. ``lmcp lake compact`` (today's day closed early, as tomorrow's run would) and ``lmcp lake
+   release`` (this week closed early, as the run three days after its Sunday would: every
+   weekly and daily period of the window), status before and after, and the triage
+   questions read from the lake: the team's released view and the steward's exact view,
+   also through the steward's mirror; a lake collector answers the steward's count from the
+   lake, audited in the lake.
 5. An exact check: the table holds each acknowledged signal exactly once, and nothing else
    but signals stored whose answer came too late to count as acknowledged (shown as such: a
-   client resends them, and the lake reads each id once); every day is released once;
+   client resends them, and the lake reads each id once); every period is released once;
    opted-out clients made no request. Exit status 1 if not.
 Every server is stopped at the end, also on failure or Ctrl-C.
 """
@@ -32,6 +34,7 @@ from pathlib import Path
 
 import duckdb
 import httpx
+import pyarrow.compute as pc
 from rich.console import Console
 from rich.panel import Panel
 
@@ -41,20 +44,28 @@ from analysis.report import answer_all
 from collector.lake.jobs import compact
 from collector.lake.load import lake_rows_from_duckdb
 from collector.lake.mirror import open_mirrored
-from collector.lake.releases import LakeReleases, connect, release
+from collector.lake.releases import LakeReleases, connect, due_periods, release
 from collector.lake.steward import LakeAudit
 from collector.lake.store import LakeStore
-from collector.releases.cubes import CUBES
-from collector.releases.store import PrivacyParams
-from collector.retention import first_kept_day
+from contract.accountant import ReleasePlan
+from contract.days import PeriodKind, period_end
+from contract.limits import LATE_DAYS
 from lakedev.frontdoor import FrontDoor
 from lakedev.seaweed import LoopbackSeaweed
 from scripts._demo_fleet import ClientResult, fleet_problems, plan_fleet, run_client
 from scripts._lake_cluster import Collectors, send_load
 
 REPO = Path(__file__).resolve().parent.parent
-#: The collectors' default retention window: the release job releases no day before it.
+#: The collectors' default retention window: the release job releases no period before it.
 WINDOW = 90
+
+
+def release_day(today: dt.date) -> dt.date:
+    """The first day this week is closed (``contract.days.closed``): its releases hold the
+    demo's own signals."""
+    return period_end(PeriodKind.week, today) + dt.timedelta(days=LATE_DAYS + 1)
+
+
 console = Console()
 
 
@@ -113,7 +124,7 @@ def _late(results: list[ClientResult], ids: set[str]) -> tuple[list[ClientResult
 
 
 def _check(
-    store: LakeStore, expected: set[str], results: list[ClientResult]
+    store: LakeStore, expected: set[str], results: list[ClientResult], released_on: dt.date
 ) -> tuple[list[str], set[str]]:
     problems = []
     ids = _lake_ids(store)
@@ -125,12 +136,15 @@ def _check(
             f"the lake holds {len(set(ids))} signals, expected {len(expected)} "
             f"({len(set(ids) - expected - late)} unexpected, {len(expected - set(ids))} missing)"
         )
-    # every day in the window released once: one record per cube and day
-    first = first_kept_day(dt.datetime.now(dt.UTC).date() + dt.timedelta(days=1), WINDOW)
-    days = [d.day for d in store.days() if d.day >= first]
-    records = LakeReleases(store).read().column("key").null_count
-    if records != len(CUBES) * len(days):
-        problems.append(f"{records} released (cube, day) records for {len(days)} days")
+    # every closed period in the window released once: one record per cube and period
+    due = due_periods(store.days(), set(), released_on, WINDOW, backfill_days=WINDOW)
+    wanted = sorted((cube, day) for day, cubes in due.items() for cube in cubes)
+    table = LakeReleases(store).read()
+    records = table.filter(pc.is_null(table.column("key")))
+    cols = [records.column(c).to_pylist() for c in ("cube", "day")]
+    got = sorted(zip(*cols, strict=True))
+    if got != wanted:
+        problems.append(f"{len(got)} released (cube, period) records for {len(wanted)} periods")
     problems += fleet_problems(results)
     return problems, late
 
@@ -228,11 +242,14 @@ def main(argv: list[str] | None = None) -> int:
             compacted = compact(store, today + dt.timedelta(days=1))
         console.print(f"compacted {len(compacted)} days")
         _status(store, "after compaction")
-        with console.status("releasing every closed day, once (today closed early)"):
-            released = release(store, today + dt.timedelta(days=1), PrivacyParams(),
-                               retention_days=WINDOW)  # fmt: skip
+        released_on = release_day(today)
+        with console.status("releasing every closed period, once (this week closed early)"):
+            released = release(store, released_on, ReleasePlan(), retention_days=WINDOW,
+                               backfill_days=WINDOW)  # fmt: skip
+        periods = sum(len(r.kinds) for r in released)
         console.print(
-            f"released {len(released)} days, {sum(r.cells for r in released)} cells in all"
+            f"released {periods} periods (weeks and days) in {len(released)} commits, "
+            f"{sum(r.cells for r in released):,} cells in all"
         )
         # The route's count against the lake's own view (the exact check of what the lake
         # holds against what was acknowledged is ``_check``'s).
@@ -258,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
                 mirror.close()
         finally:
             con.close()
-        checked, late = _check(store, expected, results)
+        checked, late = _check(store, expected, results, released_on)
         problems += checked
         if late:
             console.print(
@@ -276,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
             Panel.fit(
                 f"[bold green]check passed[/bold green]: the lake holds each of the "
                 f"{len(expected):,} acknowledged signals exactly once and nothing else; "
-                "every day in the window is released once; a lake collector's steward "
+                "every period in the window is released once; a lake collector's steward "
                 "count equals it, audited in the lake; the steward's mirror answers as the "
                 "lake; opted-out clients made no request.\nEvery server is stopped.",
                 title="lake demo",

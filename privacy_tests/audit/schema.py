@@ -115,6 +115,8 @@ CLASS_KINDS: dict[str, frozenset[str]] = {
     "authored_text": frozenset({"string"}),
     "principal": frozenset({"string"}),
     "timestamp": frozenset({"timestamp"}),
+    # A release's noise scale: derived from the published parameters, never from a signal.
+    "noise_scale": frozenset({"float"}),
 }
 
 _SIGNAL_CLASSES = frozenset(
@@ -135,10 +137,10 @@ _SIGNAL_CLASSES = frozenset(
 ALLOWED_CLASSES: dict[str, frozenset[str]] = {
     "anonymous_signal": _SIGNAL_CLASSES,
     "client_local": _SIGNAL_CLASSES,
-    "operational": _SIGNAL_CLASSES | {"system_text"},
+    "operational": _SIGNAL_CLASSES | {"system_text", "noise_scale"},
     "authored_content": frozenset(CLASS_KINDS),
     # delta-rs's log of each lake table: commit and file times to the millisecond, random ids.
-    "lake_log": _SIGNAL_CLASSES | {"system_text", "timestamp", "generated_id"},
+    "lake_log": _SIGNAL_CLASSES | {"system_text", "timestamp", "generated_id", "noise_scale"},
 }
 #: Categories whose field names are another format's vocabulary (Skills' authors and times,
 #: the Delta protocol's ``path`` and ``timestamp``): the person/time name rule does not apply;
