@@ -42,6 +42,7 @@ MODULES = [
     "client.paths",
     "lmcp.datacatalogue",
     "lmcp.privacy_params",
+    "collector.releases.published",
     "client.tools",
     "client.recipes",
     "client.skills",
