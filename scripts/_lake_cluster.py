@@ -22,6 +22,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -209,6 +210,8 @@ class LoadResult:
     acknowledged: set[str] = field(default_factory=set)
     sent: set[str] = field(default_factory=set)
     retries: int = 0
+    #: Why each retried request failed: an HTTP status, or the transport error's class.
+    failures: Counter[str] = field(default_factory=Counter)
     requests: int = 0
     seconds: float = 0.0
     latencies: list[float] = field(default_factory=list)
@@ -255,9 +258,9 @@ def send_load(
                         answer = client.post(
                             url, content=body, headers={"content-type": "application/json"}
                         )
-                        ok = answer.status_code == 200
-                    except httpx.TransportError:
-                        ok = False
+                        ok, why = answer.status_code == 200, str(answer.status_code)
+                    except httpx.TransportError as exc:
+                        ok, why = False, type(exc).__name__
                     if ok:
                         with lock:
                             result.acknowledged.update(ids)
@@ -269,6 +272,7 @@ def send_load(
                         break
                     with lock:
                         result.retries += 1
+                        result.failures[why] += 1
                     time.sleep(min(0.05 * (attempt + 1), 0.5))
                 else:
                     raise RuntimeError("a batch was refused by every collector 60 times")

@@ -287,7 +287,11 @@ def main(argv: list[str] | None = None) -> int:
     for problem in problems:
         console.print(f"[bold red]CHECK FAILED[/bold red] {problem}")
     if load.retries:
-        problems.append(f"{load.retries} request(s) failed behind the front door")
+        why = ", ".join(f"{n} x {reason}" for reason, n in load.failures.most_common())
+        problems.append(
+            f"{load.retries} request(s) failed behind the front door ({why}; "
+            f"{out / 'haproxy.log'} has each request)"
+        )
     if not problems:
         console.print(
             Panel.fit(
