@@ -29,7 +29,6 @@ from analysis._rows import Row, TrendRow
 from client._console import make_console
 
 if TYPE_CHECKING:
-    from rich.progress import Progress
     from rich.table import Table
 
     from analysis._remote import RemoteError
@@ -391,59 +390,7 @@ def report_command(
         console.print(f"wrote [bold]{path}[/bold]", soft_wrap=True)
 
 
-@app.command("release")
-def release_command(
-    db: Annotated[Path, typer.Option("--db", help="A DuckDB file with a signals table.")],
-) -> None:
-    """Release a file's closed periods as the collector's job does (once, at its settings)."""
-    from collector.releases.store import release_closed_periods
-    from collector.settings import CollectorSettings
-    from contract.days import utc_today
+# The commands over a whole file (release, synth) live beside: this module keeps the questions.
+from analysis._cli_data import register  # noqa: E402
 
-    if not db.is_file():
-        raise typer.BadParameter("--db: no file there")
-    settings = CollectorSettings()
-    with duckdb.connect(str(db)) as con, synth_progress() as progress:
-        task = progress.add_task("releasing", total=None)
-        done = release_closed_periods(
-            con, utc_today(), settings.checked_release_plan(),
-            retention_days=settings.retention_days,
-            progress=lambda i, n: progress.update(task, completed=i, total=n),
-        )  # fmt: skip
-    console.print(f"released {len(done):,} (cube, period) pairs in {db}", soft_wrap=True)
-
-
-@app.command("synth")
-def synth_command(
-    signals: Annotated[int, typer.Option(min=1, help="How many signals to add.")],
-    db: Annotated[Path, typer.Option("--db", help="The DuckDB file (created if missing).")],
-    end_day: Annotated[
-        str | None, typer.Option(help="Last day of the 90 generated days (default: today).")
-    ] = None,
-) -> None:
-    """Add realistic, skewed synthetic signals to a DuckDB file (generated inside DuckDB)."""
-    end = None
-    if end_day is not None:
-        try:
-            end = dt.date.fromisoformat(end_day)
-        except ValueError:
-            raise typer.BadParameter("--end-day must be a date like 2026-01-31") from None
-    from analysis._synth import synthesize
-
-    with synth_progress() as progress:
-        task = progress.add_task("synthesizing", total=signals)
-        total = synthesize(
-            db, signals, end_day=end, progress=lambda done: progress.update(task, completed=done)
-        )
-    console.print(f"{total:,} signals in {db}", soft_wrap=True)
-
-
-def synth_progress() -> Progress:
-    """The bar of ``synth``: rows written, elapsed and the time left (it moves once per chunk,
-    ``analysis._synth.CHUNK_ROWS`` rows)."""
-    from rich import progress as bar
-
-    return bar.Progress(
-        "[progress.description]{task.description}", bar.BarColumn(), bar.MofNCompleteColumn(),
-        bar.TimeElapsedColumn(), "ETA", bar.TimeRemainingColumn(), console=err,
-    )  # fmt: skip
+register(app)

@@ -14,7 +14,7 @@ from rich.progress import TimeRemainingColumn
 from typer.testing import CliRunner
 
 from analysis import synthesize
-from analysis.cli import synth_progress
+from analysis._cli_data import synth_progress
 from lmcp.cli import app
 
 runner = CliRunner()
