@@ -125,10 +125,12 @@ def _trends(src: CellSource, period: Period, filters: Filters, _limit: int) -> l
             before = [days[d] for d in days if day - dt.timedelta(days=7) <= d < day]
             base = sum(b.n for b in before) / len(before) if before else None
             a = days[day]
-            # A spike: at SPIKE_RATIO x the baseline and clearly above it given both noises.
+            # A spike: at SPIKE_RATIO x the baseline and MIN_Z noise sds above it and above 0
+            # (at 1.96 sds, 1 in 40 days of an empty series would be a spike).
             var_base = sum(b.var for b in before) / len(before) ** 2 if before else 0.0
             spike = (base is not None and len(before) >= 3 and a.n >= SPIKE_RATIO * max(base, 0.0)
-                     and a.n - base > Z95 * math.sqrt(a.var + var_base) and above(a))  # fmt: skip
+                     and a.n - base >= MIN_Z * math.sqrt(a.var + var_base)
+                     and a.n >= MIN_Z * math.sqrt(a.var))  # fmt: skip
             rows.append(TrendRow(day, series, shown(a.n), moe(a.var),
                                  None if base is None else shown(base), spike))  # fmt: skip
     return rows

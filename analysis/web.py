@@ -12,6 +12,9 @@
   session cookie (``analysis._session``); then the overview (``GET /dashboard``) and one page
   per tool (``GET /dashboard/tool/{tool}``), with the same filters as query parameters. Assets
   come from ``analysis/static`` only; pages carry a strict CSP with no script at all.
+- ``GET /dashboard/export/{question}.csv`` / ``.json``: a panel's figures as a file, behind the
+  same session, with the page's filters (``analysis._export``); filters the panel cannot take
+  answer 422 with the page's sentence, never an empty file.
 
 Errors are RFC 9457 problems (``ProblemError``) naming the parameter and the rule, never the
 value. Every query runs on the collector's database thread (``Database.run``); charts render
@@ -34,17 +37,21 @@ from analysis._charts import warm_up
 from analysis._dashboard import (
     View,
     filter_error_view,
+    filter_message,
     login_page,
     overview_answers,
     page_failed,
     page_rest,
     page_start,
+    panel_answer,
     render_svgs,
     tool_answers,
 )
+from analysis._export import export_response, export_target
 from analysis._filters import FilterError, Filters
-from analysis._questions import DEFAULT_LIMIT, QUESTIONS, Question
+from analysis._questions import DEFAULT_LIMIT, QUESTIONS, Answer, Question
 from analysis._released import CUBE_OF, NotReleased, ask_released, last_released_day
+from analysis._rows import Row
 from analysis._session import (
     COOKIE_NAME,
     CSRF_COOKIE,
@@ -271,7 +278,8 @@ def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
         params: Mapping[str, str],
     ) -> Response:
         """Stream the page: its head and a loading notice at once, the figures when ready
-        (the first view of a day may wait for closed days to be released)."""
+        (reading the released cells and drawing the charts of a large release takes a moment;
+        no page ever computes a release)."""
 
         async def body() -> AsyncIterator[str]:
             yield page_start(tool)
@@ -329,6 +337,27 @@ def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
         params = dict(request.query_params)
         filters, exc = _page_filters(params, _FILTER_KEYS - {"tool"})
         return render(lambda con: tool_answers(con, name, filters), name, exc, params)
+
+    @router.get("/dashboard/export/{name}", include_in_schema=False)
+    async def export(name: str, request: Request) -> Response:
+        if not signed_in(request):
+            return to_login()
+        question, fmt = export_target(name)
+        try:  # the page's filters, refused with the sentence the page would show
+            filters = Filters.parse(dict(request.query_params))
+        except FilterError as exc:
+            raise ProblemError(422, "invalid_filter", filter_message(exc)) from None
+
+        def run(con: Any) -> tuple[Answer[Row], str | None]:
+            return panel_answer(con, question, filters), _released_through(con)
+
+        try:
+            answer, through = await db.run(run)
+        except FilterError as exc:
+            raise ProblemError(422, "invalid_filter", filter_message(exc)) from None
+        if answer.unavailable is not None:  # the panel's own message, never an empty file
+            raise ProblemError(422, "invalid_filter", answer.empty_text)
+        return export_response(answer, through, fmt, _PAGE_HEADERS)
 
     @router.get("/dashboard/static/{name}", include_in_schema=False)
     async def static(name: str) -> Response:

@@ -269,7 +269,7 @@ def test_no_generated_canary_reaches_any_sink(
         ).encode(),
         "dashboard HTML": b"\n".join(p.content for p in pages),
     }
-    for name in ("release_cells", "release_days", "steward_audit", "signals"):
+    for name in ("release_cells", "release_periods", "steward_audit", "signals"):
         assert f"DuckDB table {name} (decoded)" in sinks, name
     assert sinks["DuckDB table steward_audit (decoded)"], "the steward reads were not audited"
     planted = [case.canary for case in cases]

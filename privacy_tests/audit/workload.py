@@ -25,6 +25,7 @@ import httpx
 from client.host import ToolResult
 from client.runtime import Runtime
 from client.tools import Maildirs
+from contract.limits import WEEKLY_SIGNAL_LIMIT
 from privacy_tests.audit.canaries import Canary, CanaryKind
 from tests.factories import BARE, signal_json
 
@@ -40,18 +41,19 @@ __all__ = [
 ]
 
 #: The tools whose latest failure is reported, plus ``None``: "the latest failure".
+#: One report per failing tool, at most the weekly bound of one installation (8): a 9th
+#: would be refused as ``weekly_limit``, and every report here must travel.
 REPORTED_TOOLS: tuple[str | None, ...] = (
     "read_note",
     "read_file",
     "send_email",
-    "get_datetime",
     "list_notes",
     "recipe_run",
-    "recipe_save",
     "save_cloud_skill",
     "no_such_tool",
     None,
 )
+assert len(REPORTED_TOOLS) <= WEEKLY_SIGNAL_LIMIT
 
 
 class RecordingTransport(httpx.HTTPTransport):

@@ -19,6 +19,7 @@ import pytest
 
 from collector.ingest import validate_batch
 from collector.settings import CollectorSettings
+from contract.limits import LATE_DAYS
 from tests._servers import HANG_S, running_collector
 
 MIB = 1024 * 1024
@@ -111,7 +112,10 @@ def test_finding_1_a_valid_full_batch_still_passes_the_guard() -> None:
 @pytest.mark.slow
 def test_finding_5_poisoned_day_refused_at_ingest(http: httpx.Client) -> None:
     today = dt.datetime.now(dt.UTC).date()
-    for day in (dt.date(9999, 12, 31), today + dt.timedelta(days=2), today - dt.timedelta(91)):
+    # The window: LATE_DAYS back (a later day's period is released) to tomorrow (clock skew).
+    late = today - dt.timedelta(LATE_DAYS + 1)
+    refused = (dt.date(9999, 12, 31), today + dt.timedelta(days=2), late)
+    for day in refused:
         response = _post(http, json.dumps({"signals": [_signal(day)]}).encode())
         assert response.status_code == 422
         problem = response.json()
@@ -122,7 +126,7 @@ def test_finding_5_poisoned_day_refused_at_ingest(http: httpx.Client) -> None:
             "detail": "day is outside the accepted window",
         }
         assert day.isoformat() not in response.text
-    for day in (today + dt.timedelta(days=1), today - dt.timedelta(days=90)):
+    for day in (today + dt.timedelta(days=1), today - dt.timedelta(days=LATE_DAYS)):
         response = _post(http, json.dumps({"signals": [_signal(day)]}).encode())
         assert response.status_code == 200, response.text
 

@@ -22,27 +22,34 @@ from tests.analysis.conftest import TEAM_TOKEN, signal
 
 __all__ = ["HEADLINE_END", "TEAM_TOKEN"]
 
-HEADLINE_START = dt.date(2026, 4, 1)
-HEADLINE_END = HEADLINE_START + dt.timedelta(days=11)  # a Sunday
+HEADLINE_END = dt.date(2026, 4, 12)  # a Sunday
+#: The default 4 weeks and the 7 days of baseline before them: every released day the trend
+#: reads holds data (an empty released day is noise around 0, and a jump from it a spike).
+HEADLINE_START = HEADLINE_END - dt.timedelta(days=34)
 assert HEADLINE_END.weekday() == 6
-SPIKE_DAYS = (HEADLINE_START + dt.timedelta(days=10), HEADLINE_END)
-#: Regressions the dataset is built to show (new (tool, class) pairs in 1.1.0).
+SPIKE_DAYS = (HEADLINE_END - dt.timedelta(days=1), HEADLINE_END)
+#: Released versions (the versions cube's known domain, contract/catalogue/versions.json).
+BASE_VERSION, NEW_VERSION = "1.3.1", "1.4.0"
+#: Regressions the dataset is built to show (new (tool, class) pairs in NEW_VERSION), each large
+#: enough that its share clears the regression test against the release noise of both
+#: versions' totals (each a sum of every (tool, error class) cell of the version).
 NEW_PAIRS = 24
 
 
 def _day_signals(day: dt.date) -> list[FrictionSignal]:
     spike = day in SPIKE_DAYS
-    out = [signal(day, friction="cannot_complete", platform="macos")
-           for _ in range(1200 if spike else 300)]  # fmt: skip
-    out += [signal(day, friction="repeated_failure", platform="linux", error_class="timeout")
-            for _ in range(900 if spike else 250)]  # fmt: skip
+    out = [signal(day, friction="cannot_complete", platform="macos", version=BASE_VERSION)
+           for _ in range(4800 if spike else 1200)]  # fmt: skip
+    out += [signal(day, friction="repeated_failure", platform="linux", error_class="timeout",
+                   version=BASE_VERSION)
+            for _ in range(3600 if spike else 1000)]  # fmt: skip
     if day == HEADLINE_END:
         tools = [t.value for t in ToolName][:6]
         classes = [c.value for c in ErrorClass if c.value != "not_found"][:4]
         pairs = [(t, c) for t in tools for c in classes][:NEW_PAIRS]
         for tool, cls in pairs:
-            out += [signal(day, tool=tool, error_class=cls, version="1.1.0",
-                           friction="workaround_needed") for _ in range(200)]  # fmt: skip
+            out += [signal(day, tool=tool, error_class=cls, version=NEW_VERSION,
+                           friction="workaround_needed") for _ in range(3000)]  # fmt: skip
     return out
 
 

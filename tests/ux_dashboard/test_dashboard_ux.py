@@ -9,6 +9,7 @@ drill-down has a tool picker; nothing is wider than a 390 px phone.
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,10 +19,10 @@ import pytest
 
 from analysis._filters import Filters
 from analysis._palette import PALETTE, SPIKE
-from analysis._questions import SPIKE_RATIO, Question
+from analysis._questions import MIN_Z, SPIKE_RATIO, Question
 from analysis._released import ask_released, last_released_day
 from analysis._rows import TopRow
-from collector.releases.store import read_cells
+from collector.releases.store import read_cells, released_scales
 from tests._servers import HANG_S
 from tests.ux_dashboard.conftest import CHROMIUM, CHROMIUM_ARGS, TEAM_TOKEN
 
@@ -75,17 +76,28 @@ def _expected_tiles(path: Path) -> dict[str, str]:
         end = last_released_day(con)
         assert end is not None
         start = end - dt.timedelta(days=27)
-        series: dict[str, dict[dt.date, int]] = defaultdict(lambda: defaultdict(int))
-        for cell in read_cells(con, "daily", start - dt.timedelta(days=7), end):
-            series[cell.key[0]][cell.day] += cell.n
-            series["all"][cell.day] += cell.n
-        total = sum(n for d, n in series["all"].items() if d >= start)
+        first = start - dt.timedelta(days=7)
+        sigma = released_scales(con, "daily", first, end)
+        # (count, noise variance) per series and day: each cell adds its period's sigma^2.
+        series: dict[str, dict[dt.date, list[float]]] = defaultdict(
+            lambda: defaultdict(lambda: [0.0, 0.0])
+        )
+        for cell in read_cells(con, "daily", first, end):
+            for name in (cell.key[0], "all"):
+                series[name][cell.day][0] += cell.n
+                series[name][cell.day][1] += sigma[cell.day] ** 2
+        total = sum(int(nv[0]) for d, nv in series["all"].items() if d >= start)
         spike_days = set()
         for days in series.values():
-            for day, n in days.items():
-                before = [m for d, m in days.items() if day - dt.timedelta(days=7) <= d < day]
-                mean = sum(before) / len(before) if before else 0.0
-                if day >= start and len(before) >= 3 and n >= SPIKE_RATIO * mean:
+            for day, (n, var) in days.items():
+                before = [nv for d, nv in days.items() if day - dt.timedelta(days=7) <= d < day]
+                if day < start or len(before) < 3:
+                    continue
+                mean = sum(b[0] for b in before) / len(before)
+                var_mean = sum(b[1] for b in before) / len(before) ** 2
+                # At SPIKE_RATIO x the mean, and clear of the noise of both (the docs' rule).
+                if (n >= SPIKE_RATIO * max(mean, 0.0) and n >= MIN_Z * math.sqrt(var)
+                        and n - mean >= MIN_Z * math.sqrt(var + var_mean)):  # fmt: skip
                     spike_days.add(day)
         regressions = ask_released(con, Question.regressions, Filters(), limit=10**9).rows
         top = ask_released(con, Question.top, Filters(), limit=1).rows[0]
