@@ -35,12 +35,15 @@ __all__ = [
     "TOOL_VIEW",
     "Headline",
     "View",
+    "export_href",
     "filter_error_view",
+    "filter_message",
     "headline",
     "login_page",
     "page_failed",
     "page_rest",
     "page_start",
+    "panel_answer",
     "render_svgs",
     "overview_answers",
     "tool_answers",
@@ -129,7 +132,7 @@ def _view(
                 regressions = len(whole.rows)
                 answers.append(replace(whole, rows=whole.rows[:_PAGE_ROWS]))
             else:
-                answers.append(ask_released(con, q, filters, period=period, limit=_PAGE_ROWS))
+                answers.append(panel_answer(con, q, filters, period))
         except FilterError as exc:
             answers.append(unavailable(q, period, filters, exc, source="released"))
     return View(period, filters, tuple(answers), released_versions(con, period), tool,
@@ -137,17 +140,37 @@ def _view(
                 headline(answers, regressions))  # fmt: skip
 
 
+def panel_answer(
+    con: duckdb.DuckDBPyConnection,
+    question: Question,
+    filters: Filters,
+    period: Period | None = None,
+) -> Answer[Row]:
+    """One panel's figures exactly as its page shows them (so also its exports): released cells
+    only, the page's period and row limit. A filter the question's release cannot take gives
+    the answer saying so; ``FilterError`` when the filters give no period."""
+    period = period or default_period(con, filters)
+    try:
+        return ask_released(con, question, filters, period=period, limit=_PAGE_ROWS)
+    except FilterError as exc:
+        return unavailable(question, period, filters, exc, source="released")
+
+
 def _released_through(view: View) -> str:
     day = view.released_through
     return "no release yet" if day is None else day.isoformat()
 
 
-def _message(exc: FilterError) -> str:
+def filter_message(exc: FilterError) -> str:
     """A person's sentence for a filter error (names the field and the rule, not the value)."""
     names = {"start": "From", "end": "To", "platform": "Platform", "version": "Version",
              "tool": "Tool"}  # fmt: skip
     rule = exc.rule.replace("'end'", "'To'").replace("'start'", "'From'")
-    return f"'{names.get(exc.field, exc.field)}' {rule}. Showing the default filters instead."
+    return f"'{names.get(exc.field, exc.field)}' {rule}."
+
+
+def _message(exc: FilterError) -> str:
+    return f"{filter_message(exc)} Showing the default filters instead."
 
 
 def filter_error_view(view: View, exc: FilterError, submitted: Mapping[str, str]) -> View:
@@ -270,6 +293,25 @@ def _kpis(view: View) -> str:
     )
 
 
+def export_href(question: Question, fmt: str, filters: Filters) -> str:
+    """The download of a panel's figures (``analysis.web``'s export route) for ``filters``."""
+    keep = filters.as_strings()
+    return f"/dashboard/export/{question.value}.{fmt}" + (("?" + urlencode(keep)) if keep else "")
+
+
+def _exports(answer: Answer[Row]) -> str:
+    """The panel's CSV and JSON links, with the view's filters; none when the panel has no
+    answer for them (the export would only repeat the panel's message)."""
+    if answer.unavailable is not None:
+        return ""
+    hrefs = {fmt: export_href(answer.question, fmt, answer.filters) for fmt in ("csv", "json")}
+    links = " ".join(
+        f'<a class="export" data-format="{fmt}" href="{_e(href)}">{fmt.upper()}</a>'
+        for fmt, href in hrefs.items()
+    )
+    return f'<p class="exports">Download: {links}</p>'
+
+
 def _card(answer: Answer[Row], svg: str | None, query: str, title: str | None = None) -> str:
     spec = QUESTIONS[answer.question]
     name = answer.question.value
@@ -284,7 +326,7 @@ def _card(answer: Answer[Row], svg: str | None, query: str, title: str | None = 
     return (
         f'<section class="card{wide}" id="q-{name}"><h2>{_e(title or spec.title)}</h2>'
         f'<p class="summary">{_e(spec.summary)}</p>{chart}'
-        f"<details{opened}><summary>table</summary>{table}</details></section>"
+        f"<details{opened}><summary>table</summary>{table}</details>{_exports(answer)}</section>"
     )
 
 
