@@ -40,6 +40,7 @@ from collector.read_routes import build_read_router
 from collector.settings import CollectorSettings
 from collector.store import DuckDBStore
 from collector.telemetry import RequestSpanMiddleware, Telemetry
+from collector.webhook import AlertSource
 from collector.writer import GroupCommitWriter, SignalSink
 from contract.days import utc_today
 from service.db import Database
@@ -89,6 +90,7 @@ def create_app(
     tracer_provider: trace.TracerProvider | None = None,
     meter_provider: metrics.MeterProvider | None = None,
     today: Callable[[], dt.date] = utc_today,
+    alerts: AlertSource | None = None,
 ) -> CollectorApp:
     """Build the collector.
 
@@ -96,7 +98,8 @@ def create_app(
     ``sink`` replaces the DuckDB writer (the benchmark's validate-and-discard baseline).
     ``span_exporter``/``metric_reader`` plug in-memory exporters into the app's own providers
     (with its minimal Resource); ``tracer_provider``/``meter_provider`` replace the providers.
-    ``today`` is the UTC day source of ``received_day`` and retention.
+    ``today`` is the UTC day source of ``received_day`` and retention. ``alerts`` computes the
+    document sent to ``alert_webhook_url`` after a release (the shell passes analysis's).
     """
     telemetry = Telemetry.from_settings(
         settings,
@@ -109,7 +112,7 @@ def create_app(
     db_dir = Path(settings.db_path).parent
     # The one choice of storage (``collector.mode``): what triage and the steward read, the
     # background work, and the store's health. Both modes write through the same writer.
-    mode = storage_mode(settings, db, telemetry, today)
+    mode = storage_mode(settings, db, telemetry, today, alerts=alerts)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -27,6 +27,7 @@ from collector.read_routes import FileReads, StewardReads
 from collector.retention import RetentionJob
 from collector.settings import CollectorSettings
 from collector.telemetry import Telemetry
+from collector.webhook import AlertSource, Webhook
 from service.db import Database
 
 __all__ = [
@@ -84,12 +85,14 @@ class FileMode:
         db: Database,
         telemetry: Telemetry,
         today: Callable[[], dt.date],
+        alerts: AlertSource | None = None,
     ) -> None:
         self.released: Database = db
         self.reads: StewardReads = FileReads(db)
         self.copies: StewardBackup = DatabaseBackup(db)
         self.retention: RetentionJob | None = None
         self._settings, self._db, self._telemetry, self._today = settings, db, telemetry, today
+        self._alerts = alerts
 
     def open(self) -> None:
         pass
@@ -104,6 +107,9 @@ class FileMode:
             today=self._today,
             privacy=s.checked_release_plan(),
             backfill_days=s.release_backfill_days,
+            alerts=None
+            if s.alert_webhook_url is None or self._alerts is None
+            else Webhook(str(s.alert_webhook_url), self._alerts),
         )
         self.retention.start()
 
@@ -123,8 +129,11 @@ def storage_mode(
     db: Database,
     telemetry: Telemetry,
     today: Callable[[], dt.date],
+    *,
+    alerts: AlertSource | None = None,
 ) -> StorageMode:
-    """The mode ``settings`` choose: the lake when ``lake_uri`` is set (``[lake]`` extra)."""
+    """The mode ``settings`` choose: the lake when ``lake_uri`` is set (``[lake]`` extra; its
+    releases are ``lmcp lake release``'s, which sends no alerts)."""
     if settings.lake_uri:
         try:
             from collector.lake.mode import LakeMode  # deltalake: the [lake] extra
@@ -133,7 +142,7 @@ def storage_mode(
                 raise
             raise RuntimeError(LAKE_EXTRA) from None
         return LakeMode(settings, db, telemetry, today)
-    return FileMode(settings, db, telemetry, today)
+    return FileMode(settings, db, telemetry, today, alerts)
 
 
 def open_lake_analysis(

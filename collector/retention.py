@@ -9,6 +9,8 @@
    stored after its first copy's day had closed is dropped then.
 3. Every closed release period in the window is released (``collector.releases.store``):
    counted on the database thread, its noise drawn off it, stored once, never redrawn.
+4. With a webhook (``collector.webhook``), the alerts of what this run released are computed on
+   the database thread (released cells only) and POSTed off it; a failure is only logged.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from collector.releases.store import (
     store_period,
 )
 from collector.telemetry import Telemetry
+from collector.webhook import Webhook, post_alerts
 from contract.accountant import ReleasePlan
 from service.db import Database
 from service.sql import load_sql
@@ -117,7 +120,7 @@ class RetentionJob:
     seconds.
 
     ``privacy``: the release plan (``settings.checked_release_plan()``; the defaults when not
-    given).
+    given). ``alerts``: the webhook told after each run that released something (None: none).
     """
 
     def __init__(
@@ -130,6 +133,7 @@ class RetentionJob:
         today: Callable[[], dt.date],
         privacy: ReleasePlan | None = None,
         backfill_days: int = 90,
+        alerts: Webhook | None = None,
     ) -> None:
         self._db = db
         self._telemetry = telemetry
@@ -138,6 +142,7 @@ class RetentionJob:
         self._today = today
         self._privacy = privacy or ReleasePlan()
         self._backfill = backfill_days
+        self._alerts = alerts
         self._task: asyncio.Task[None] | None = None
         self.runs = 0
 
@@ -154,16 +159,32 @@ class RetentionJob:
         due = await self._db.run(
             lambda con: due_periods(con, today, self._days, backfill_days=self._backfill)
         )
+        released: list[tuple[str, dt.date]] = []
         for cube, day in due:
             exact = await self._db.run(functools.partial(count_period, cube=cube, day=day))
             # The noise (every cell of the domain sampled) is drawn off the database thread.
             drawn = await asyncio.to_thread(draw_period, exact, self._privacy)
-            await self._db.run(functools.partial(store_period, draw=drawn))
+            if await self._db.run(functools.partial(store_period, draw=drawn)):
+                released.append((cube, day))
+        if released and self._alerts is not None:
+            await self._send_alerts(self._alerts, released)
         self.runs += 1
         if deleted:
             self._telemetry.purged.add(deleted)
             log.info("retention deleted %d signals older than %d days", deleted, self._days)
         return deleted
+
+    async def _send_alerts(self, hook: Webhook, released: list[tuple[str, dt.date]]) -> None:
+        """Only the periods this run stored are passed: a period is alerted at most once (a
+        restart finds it released and stores nothing). The POST holds neither the event loop
+        nor the database."""
+        try:
+            document = await self._db.run(lambda con: hook.source(con, released))
+        except Exception as exc:  # the releases are stored: alerts never undo or fail them
+            log.error("alerts not computed: %s", type(exc).__name__)
+            return
+        if document is not None:
+            await asyncio.to_thread(post_alerts, hook, document)
 
     async def _loop(self) -> None:
         await asyncio.sleep(min(self._interval, START_DELAY_S))

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Literal
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from contract.accountant import DEFAULT_DELTA, DEFAULT_RHO, DEFAULT_SPLIT, ReleasePlan
@@ -194,6 +194,12 @@ class CollectorSettings(BaseSettings):
         default=3600.0,
         gt=0.0,
         description="How often the retention job runs (the first run: 5 s after start).",
+    )
+    alert_webhook_url: AnyHttpUrl | None = Field(
+        default=None,
+        repr=False,  # a webhook URL is a secret (it posts into a channel): never in a log
+        description="Where the release job POSTs the alerts of each newly released week "
+        "(docs/alerts.md; a Slack incoming webhook takes it). Unset: no alerts are sent.",
     )
 
     # -- the lake mode (docs/lake-design.md): db_path is the spool, shipped to a Delta table

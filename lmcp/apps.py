@@ -29,7 +29,11 @@ __all__ = [
 def collector_app(
     settings: CollectorSettings, *, routers: Sequence[RouterFactory] = (), **kwargs: Any
 ) -> CollectorApp:
-    """``create_app`` with the triage API and dashboard mounted (then ``routers``, if any)."""
+    """``create_app`` with the triage API and dashboard mounted (then ``routers``, if any), and
+    the alerts of each release for ``alert_webhook_url``."""
+    from analysis.alerts import on_release
+
+    kwargs.setdefault("alerts", on_release)
     return create_app(settings, routers=(triage_router, *routers), **kwargs)
 
 
