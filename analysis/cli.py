@@ -9,12 +9,10 @@ What only some commands need (httpx, charts, progress bars) they import themselv
 
 from __future__ import annotations
 
-import csv
-import datetime as dt
 import json
 import sys
 from collections.abc import Callable
-from dataclasses import fields, replace
+from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
@@ -271,23 +269,11 @@ def emit(answer: Answer[Row], fmt: OutputFormat | None) -> None:
     if chosen is OutputFormat.json:
         typer.echo(json.dumps(answer.to_json(), indent=2))
     elif chosen is OutputFormat.csv:
-        names = [f.name for f in fields(QUESTIONS[answer.question].row_type)]
-        out = csv.writer(sys.stdout, lineterminator="\n")
-        out.writerow(names)
-        for row in answer.rows:
-            out.writerow(_csv_cell(getattr(row, n)) for n in names)
+        from analysis._csv import write_csv  # one CSV definition: the dashboard's exports too
+
+        write_csv(answer, sys.stdout)
     else:
         console.print(answer_table(answer))
-
-
-def _csv_cell(value: object) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dt.date):
-        return value.isoformat()
-    return str(value)
 
 
 def _command(question: Question) -> Callable[..., None]:
@@ -394,3 +380,10 @@ def report_command(
 from analysis._cli_data import register  # noqa: E402
 
 register(app)
+from analysis._cli_publish import register as register_publish  # noqa: E402
+
+register_publish(app)
+
+from analysis.alerts import register as register_alerts  # noqa: E402
+
+register_alerts(app)
