@@ -85,7 +85,13 @@ def test_a_collector_killed_under_load_loses_and_doubles_nothing(
         )  # fmt: skip
         assert victim.proc.poll() is not None  # it died mid-load
         cluster.restart(0)  # on its own disk: its shipper ships what it acknowledged
-    assert load.retries == 0  # 0 failed: haproxy retried every request the kill cut off
+    # 0 failed: haproxy answered every request it took with 200 (it retried what the kill cut
+    # off), and no error status reached a client. A client may still resend on a keep-alive
+    # connection haproxy closed as it was reused (no status, never in haproxy's log).
+    statuses = [line.split()[5] for line in (tmp_path / "haproxy.log").read_text().splitlines()
+                if '"POST /v1/signals' in line]  # fmt: skip
+    assert len(statuses) >= len(load.sent) // 100 and set(statuses) == {"200"}
+    assert [why for why in load.failures if why.isdigit()] == []
     assert load.acknowledged == load.sent
     store = LakeStore(uri, seaweed.storage_options)
     assert store.count() >= len(load.sent)  # a cut-off request may be stored twice
