@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from analysis._cli_remote import TokenOpt, UrlOpt, remote_failed
 from client._console import make_console
 
 if TYPE_CHECKING:
@@ -33,18 +34,8 @@ def publish_command(
     db: Annotated[
         Path | None, typer.Option("--db", help="A DuckDB file with releases.", dir_okay=False)
     ] = None,
-    url: Annotated[
-        str | None, typer.Option("--url", help="A running collector, e.g. http://127.0.0.1:8765.")
-    ] = None,
-    token: Annotated[
-        str | None,
-        typer.Option(
-            "--token",
-            envvar="LMCP_TEAM_TOKEN",
-            help="Team read token (for --url).",
-            show_default=False,
-        ),
-    ] = None,  # fmt: skip
+    url: UrlOpt = None,
+    token: TokenOpt = None,
     force: Annotated[bool, typer.Option("--force", help="Write into a non-empty folder.")] = False,
     exact: Annotated[
         bool, typer.Option("--exact", hidden=True, help="Refused: only releases are published.")
@@ -114,7 +105,6 @@ def _from_collector(url: str, token: str) -> tuple[list[Answer[Row]], dict[str, 
 
     from analysis._questions import DEFAULT_LIMIT, Question
     from analysis._remote import RemoteError, fetch_answer
-    from analysis.cli import _remote_failed
     from service.problems import problem_of
 
     base = url.rstrip("/")
@@ -122,14 +112,14 @@ def _from_collector(url: str, token: str) -> tuple[list[Answer[Row]], dict[str, 
         with httpx.Client(timeout=30.0) as client:
             response = client.get(f"{base}/v1/triage", headers={"Authorization": f"Bearer {token}"})
     except httpx.HTTPError as exc:
-        _remote_failed(url, RemoteError(0, type(exc).__name__))
+        remote_failed(url, RemoteError(0, type(exc).__name__))
     if response.status_code != 200:
-        _remote_failed(url, RemoteError(response.status_code, *problem_of(response.content)))
+        remote_failed(url, RemoteError(response.status_code, *problem_of(response.content)))
     doc = response.json()
     answers = []
     for entry in doc["questions"]:
         try:
             answers.append(fetch_answer(url, token, Question(entry["name"]), limit=DEFAULT_LIMIT))
         except RemoteError as exc:
-            _remote_failed(url, exc)
+            remote_failed(url, exc)
     return answers, dict(doc["privacy"]), doc.get("released_through")

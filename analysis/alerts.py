@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from analysis._cli_remote import TokenOpt, UrlOpt, remote_failed
 from analysis._filters import Filters, Period
 from analysis._questions import GROWTH, MIN_Z, Answer, Question
 from analysis._registry import RegressionRow, Row, TopRow, TrendRow
@@ -261,18 +262,8 @@ def alerts_command(
         Path | None,
         typer.Option("--db", help="A DuckDB file holding released cells.", dir_okay=False),
     ] = None,
-    url: Annotated[
-        str | None, typer.Option("--url", help="A running collector, e.g. http://127.0.0.1:8765.")
-    ] = None,
-    token: Annotated[
-        str | None,
-        typer.Option(
-            "--token",
-            envvar="LMCP_TEAM_TOKEN",
-            help="Team read token (for --url).",
-            show_default=False,
-        ),
-    ] = None,
+    url: UrlOpt = None,
+    token: TokenOpt = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="The webhook's JSON document instead of lines.")
     ] = False,
@@ -310,7 +301,6 @@ def _remote(url: str, token: str | None) -> AlertReport:
     if not token:
         raise typer.BadParameter("--url needs a team token (--token or LMCP_TEAM_TOKEN)")
     from analysis._remote import RemoteError, fetch_answer
-    from analysis.cli import _remote_failed
 
     def ask(question: Question, period: Period) -> Answer[Row]:
         f = Filters(start=period.start, end=period.end)
@@ -321,4 +311,4 @@ def _remote(url: str, token: str | None) -> AlertReport:
         end = fetch_answer(url, token, Question.top, Filters(), limit=1).period.end
         return compute_alerts(ask, end)
     except RemoteError as exc:
-        _remote_failed(url, exc)
+        remote_failed(url, exc)

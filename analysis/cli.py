@@ -15,12 +15,13 @@ from collections.abc import Callable
 from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated
 
 import duckdb
 import typer
 
 from analysis._api import open_db, open_lake
+from analysis._cli_remote import TokenOpt, UrlOpt, remote_failed
 from analysis._filters import FilterError, Filters
 from analysis._questions import DEFAULT_K, DEFAULT_LIMIT, QUESTIONS, Answer, Question, ask
 from analysis._rows import Row, TrendRow
@@ -29,7 +30,6 @@ from client._console import make_console
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from analysis._remote import RemoteError
 
 __all__ = ["app", "answer_table"]
 
@@ -50,14 +50,6 @@ DbOpt = Annotated[
 LakeOpt = Annotated[
     str | None, typer.Option("--lake", help="A lake: a Delta table's folder or s3:// URI.")
 ]
-UrlOpt = Annotated[
-    str | None, typer.Option("--url", help="A running collector, e.g. http://127.0.0.1:8765.")
-]
-TokenOpt = Annotated[
-    str | None,
-    typer.Option("--token", envvar="LMCP_TEAM_TOKEN", help="Team read token (for --url).",
-                 show_default=False),
-]  # fmt: skip
 StartOpt = Annotated[str | None, typer.Option(help="First day (YYYY-MM-DD).")]
 EndOpt = Annotated[str | None, typer.Option(help="Last day (default: the last day with data).")]
 PlatformOpt = Annotated[str | None, typer.Option(help="macos, windows or linux.")]
@@ -216,42 +208,7 @@ def _answer(
     try:
         return fetch_answer(url, token, question, filters, limit=limit)
     except RemoteError as exc:
-        _remote_failed(url, exc)
-
-
-#: httpx's transport errors (``RemoteError.code`` when the status is 0), in a user's words.
-_TRANSPORT_REASONS = {
-    "ConnectError": "connection refused or host not found (is the collector running there?)",
-    "ConnectTimeout": "no answer to the connection within the timeout",
-    "ReadTimeout": "the collector did not answer within the timeout",
-    "UnsupportedProtocol": "the URL must start with http:// or https://",
-    "RemoteProtocolError": "what answered does not speak HTTP as a collector does",
-    "InvalidURL": "the URL is not valid",
-}
-_STATUS_HINTS = {
-    401: "the team token is missing or wrong (--token or LMCP_TEAM_TOKEN)",
-    403: "the token has no read access to triage",
-    404: "no triage here: is this the collector's base URL?",
-}
-
-
-def _remote_failed(url: str, exc: RemoteError) -> NoReturn:
-    """Name the URL and the reason, then exit 1 (the token is never printed)."""
-    if exc.status == 0:
-        reason = _TRANSPORT_REASONS.get(exc.code, exc.code)
-        err.print(
-            f"[red]error:[/red] cannot reach the collector at {url}: {reason}", soft_wrap=True
-        )
-    else:
-        from rich.markup import escape  # the collector's words, unless a token is wrong
-
-        hint = _STATUS_HINTS.get(exc.status) or exc.detail or exc.code
-        err.print(
-            f"[red]error:[/red] the collector at {url} answered HTTP {exc.status} ({exc.code}): "
-            f"{escape(hint)}",
-            soft_wrap=True,
-        )
-    raise typer.Exit(1)
+        remote_failed(url, exc)
 
 
 def _limited(answer: Answer[Row], limit: int) -> Answer[Row]:
@@ -365,7 +322,7 @@ def report_command(
                 )  # fmt: skip
             except RemoteError as exc:
                 if exc.code != "invalid_filter":
-                    _remote_failed(str(url), exc)
+                    remote_failed(str(url), exc)
     if not answers:
         raise typer.BadParameter("no released question takes those filters")
     report = build_report(answers)

@@ -46,6 +46,7 @@ MODULES = [
     "collector.webhook",
     "analysis.alerts",
     "analysis.publish",
+    "analysis._cli_remote",
     "client.tools",
     "client.recipes",
     "client.skills",
