@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 __all__ = ["TokenOpt", "UrlOpt", "remote_failed"]
 
-err = make_console(stderr=True)
+_err = make_console(stderr=True)
 
 UrlOpt = Annotated[
     str | None, typer.Option("--url", help="A running collector, e.g. http://127.0.0.1:8765.")
@@ -45,14 +45,14 @@ def remote_failed(url: str, exc: RemoteError) -> NoReturn:
     """Name the URL and the reason, then exit 1 (the token is never printed)."""
     if exc.status == 0:
         reason = _TRANSPORT_REASONS.get(exc.code, exc.code)
-        err.print(
+        _err.print(
             f"[red]error:[/red] cannot reach the collector at {url}: {reason}", soft_wrap=True
         )
     else:
         from rich.markup import escape  # the collector's words, unless a token is wrong
 
         hint = _STATUS_HINTS.get(exc.status) or exc.detail or exc.code
-        err.print(
+        _err.print(
             f"[red]error:[/red] the collector at {url} answered HTTP {exc.status} ({exc.code}): "
             f"{escape(hint)}",
             soft_wrap=True,
