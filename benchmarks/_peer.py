@@ -26,6 +26,7 @@ from collector import _wire
 from collector.db import migrate
 from collector.ingest import current_batch
 from collector.rows import ROWS, rows_from_models
+from contract.days import accepts_day
 
 __all__ = ["peer_app"]
 
@@ -94,7 +95,7 @@ class _Writer:
                 loop.call_soon_threadsafe(settle)
 
 
-def peer_app(db_path: str, retention_days: int = 90) -> Any:
+def peer_app(db_path: str) -> Any:
     decoder = msgspec.json.Decoder(_wire.AcceptedBatch)
     writer: _Writer | None = None
 
@@ -125,9 +126,7 @@ def peer_app(db_path: str, retention_days: int = 90) -> Any:
             await _answer(send, 422, b'{"code":"invalid"}')
             return
         today = dt.datetime.now(dt.UTC).date()
-        first = today - dt.timedelta(days=retention_days)
-        last = today + dt.timedelta(days=1)
-        if not all(first <= s.day <= last for s in signals):
+        if not all(accepts_day(s.day, today) for s in signals):
             await _answer(send, 422, b'{"code":"day_out_of_window"}')
             return
         assert writer is not None

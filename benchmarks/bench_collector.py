@@ -169,7 +169,7 @@ def _signal_template() -> tuple[bytes, bytes]:
     signal = FrictionSignal(
         schema_version=2,
         signal_id=marker,
-        day=dt.date(2026, 11, 30),
+        day=dt.datetime.now(dt.UTC).date(),  # inside the collector's day window
         friction_type=FrictionType.repeated_failure,
         error_category=ErrorCategory.not_found,
         intent_category=IntentCategory.read_email,
