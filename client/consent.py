@@ -12,7 +12,9 @@ releases read as off/on). No file, an unreadable or malformed file, or any other
 The environment can only RESTRICT that choice, never widen it: ``DO_NOT_TRACK`` set to anything
 but ``""``/``"0"`` -> OFF; ``LMCP_ANONYMOUS_SIGNALS=0`` -> OFF, ``=1`` -> no restriction (the
 settings file decides), any other value -> OFF. So a server started elsewhere (an MCP host's
-``env`` block) can never send after the user said ``off``.
+``env`` block) can never send after the user said ``off``. That rule is :func:`env_restriction`;
+the process's settings (``client.settings.ClientSettings``) apply it once, and the gate is
+given its answer.
 
 ``mode()`` is the first thing every ``report_friction`` call does. The settings file's decision
 is cached asymmetrically, in the safe direction only:
@@ -107,24 +109,27 @@ def env_restriction(environ: Mapping[str, str]) -> ConsentSource | None:
 
 
 class ConsentGate:
+    """The mode of one process: the settings file's, unless ``restriction`` (what the
+    process's environment says, ``ClientSettings.signals_restriction``) keeps it OFF."""
+
     __slots__ = (
         "_cache_key",
         "_cache_status",
         "_home",
         "_off_ttl",
-        "_environ",
         "_off_until",
+        "_restriction",
     )
 
     def __init__(
         self,
         home: LmcpHome,
-        environ: Mapping[str, str] | None = None,
+        restriction: ConsentSource | None = None,
         *,
         off_ttl_s: float = 1.0,
     ) -> None:
         self._home = home
-        self._environ = os.environ if environ is None else environ
+        self._restriction = restriction
         self._off_ttl = off_ttl_s
         self._off_until = 0.0
         self._cache_key: tuple[int, int, int] | None = None
@@ -133,16 +138,10 @@ class ConsentGate:
     @property
     def restriction(self) -> ConsentSource | None:
         """The environment variable forcing this process OFF, if any."""
-        return env_restriction(self._environ)
+        return self._restriction
 
     def mode(self) -> SignalsMode:
-        # env_restriction inlined: this is the first thing every report does.
-        env = self._environ
-        dnt = env.get("DO_NOT_TRACK")
-        if dnt and dnt != "0":
-            return OFF
-        flag = env.get("LMCP_ANONYMOUS_SIGNALS")
-        if flag is not None and flag != "1":
+        if self._restriction is not None:  # the first thing every report does: one look-up
             return OFF
         return self._from_file().mode
 
@@ -152,7 +151,7 @@ class ConsentGate:
 
     def status(self) -> ConsentStatus:
         from_file = self._from_file()
-        restriction = env_restriction(self._environ)
+        restriction = self._restriction
         if restriction is not None:
             return ConsentStatus(SignalsMode.off, restriction, from_file.mode, from_file.source)
         return ConsentStatus(from_file.mode, from_file.source, from_file.mode, from_file.source)

@@ -9,8 +9,11 @@ The thread drains the whole outbox in batches (with the sender's own bounded ret
 off exponentially with jitter (up to ``max_backoff_s``) while the collector cannot be reached,
 and clears the "failing" mark when a drain succeeds -- so the outbox drains itself when the
 collector returns. Consent is checked before every drain. On close, what is still queued gets
-one more bounded try per batch, in the closing thread, so the state is final when ``close``
-returns (a short-lived process does not strand what it queued a moment ago).
+one more drain of one bounded try per batch, in the closing thread, so the state is final when
+``close`` returns (a short-lived process does not strand what it queued a moment ago).
+
+Every drain is :func:`drain_outbox` (the thread's, the one on close, ``lmcp signals flush``):
+batches oldest first, until the outbox is empty, a batch fails, or the drain is stopped.
 
 A queued signal too late for its week's release (``client.sender.expired_by_clock``, or a 422
 ``day_out_of_window``) is dropped from the outbox and logged ``expired``, even while the
@@ -130,13 +133,8 @@ class BackgroundDelivery:
         return True
 
     def _final_drain(self) -> None:
-        if not self._enabled():
-            return
-        while batch := self._outbox.pending()[:BATCH]:
-            report = self._sender.attempt(batch, self._close_attempt_s)
-            settle(self._outbox, self._log, batch, report)
-            if report.status is Delivery.failed and not report.expired:
-                return
+        if self._enabled():
+            drain_outbox(self._outbox, self._sender, self._log, attempt_s=self._close_attempt_s)
 
     def drain(self) -> DrainResult:
         """Deliver the outbox, oldest first, until it is empty, a batch fails or the delivery
@@ -192,15 +190,21 @@ def drain_outbox(
     sender: Sender,
     sent_log: SentLog,
     stop: Callable[[], bool] = lambda: False,
+    *,
+    attempt_s: float | None = None,
 ) -> DrainResult:
-    """Send the outbox in batches, oldest first, until it is empty, a batch fails or ``stop()``
-    (``BackgroundDelivery.drain`` and ``lmcp signals flush``)."""
+    """Send the outbox in batches, oldest first, until it is empty, a batch fails or ``stop()``.
+
+    Each batch gets the sender's bounded retries, or with ``attempt_s`` one POST bounded by it
+    (the last try on close). The too late signals of a failed batch are dropped all the same.
+    """
     delivered = rejected = expired = 0
     while not stop():
         batch = outbox.pending()[:BATCH]
         if not batch:
             break
-        done = settle(outbox, sent_log, batch, sender.send(batch))
+        report = sender.send(batch) if attempt_s is None else sender.attempt(batch, attempt_s)
+        done = settle(outbox, sent_log, batch, report)
         delivered += done.delivered
         rejected += done.rejected
         expired += done.expired

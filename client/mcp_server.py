@@ -12,7 +12,7 @@ answers every call itself:
 - any exception: an ``isError`` result with a generic message (only the exception's TYPE is
   logged, to stderr).
 
-``LMCP_HOME`` and ``LMCP_COLLECTOR_URL`` configure it through ``Runtime.from_env()``. The
+``LMCP_HOME`` and ``LMCP_COLLECTOR_URL`` configure it (``client.settings.ClientSettings``). The
 process's stdio (the handshake answered before this module is even imported) is
 ``client/mcp_stdio.py``'s.
 """

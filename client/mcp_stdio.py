@@ -227,9 +227,7 @@ class _Bridge:
 
 def serve_command() -> None:
     """Serve every LMCP tool over MCP stdio (configure with LMCP_HOME, LMCP_COLLECTOR_URL)."""
-    import os
-
-    from client.skills._token import exec_without_token, handed_over
+    from client.skills._token import exec_without_token, handed_over_settings
     from contract.catalogue import load_catalogue
     from contract.version import package_version
 
@@ -245,7 +243,7 @@ def serve_command() -> None:
     from client.runtime import Runtime
 
     stdin, stdout = bridge.sdk_streams()
-    with Runtime.from_env(handed_over(os.environ)) as runtime:
+    with Runtime.from_settings(handed_over_settings()) as runtime:
         bridge.serving.set()
         anyio.run(serve, runtime.host, anyio.wrap_file(stdin), anyio.wrap_file(stdout))
     bridge.finish(stdout)

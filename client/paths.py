@@ -1,16 +1,13 @@
-"""Where the client keeps its state: everything lives under one ``LMCP_HOME``.
+"""Where the client keeps its state: everything lives under one folder, ``LMCP_HOME``.
 
-A test or a user isolates the client completely by pointing ``LMCP_HOME`` at a folder.
+A test or a user isolates the client completely by pointing ``LMCP_HOME`` at a folder (the
+process's settings, ``client.settings.ClientSettings.home``, say which).
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-
-import platformdirs
 
 __all__ = ["LmcpHome"]
 
@@ -18,13 +15,6 @@ __all__ = ["LmcpHome"]
 @dataclass(frozen=True, slots=True)
 class LmcpHome:
     root: Path
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> LmcpHome:
-        env = os.environ if environ is None else environ
-        configured = env.get("LMCP_HOME")
-        root = Path(configured) if configured else Path(platformdirs.user_data_dir("lmcp", False))
-        return cls(root.expanduser())
 
     def ensure(self) -> LmcpHome:
         self.root.mkdir(parents=True, exist_ok=True)

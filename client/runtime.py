@@ -1,19 +1,17 @@
 """The wired client: one ``Runtime`` per LMCP process (the MCP server, the CLI, a simulated client).
 
-Everything is built from an environment mapping (``LMCP_HOME``, ``LMCP_COLLECTOR_URL`` and the
-consent variables), so a test or a simulation can run many isolated clients in one process.
+Everything is built from one :class:`~client.settings.ClientSettings` (the entry point's, read
+once), so a test or a simulation can run many isolated clients in one process.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import httpx
 
 from client.apps import AppProbe, FileAppProbe
-from client.collector_url import DEFAULT_URL
 from client.consent import ConsentGate
 from client.delivery import BackgroundDelivery
 from client.friction import FrictionReporter
@@ -23,6 +21,7 @@ from client.paths import LmcpHome
 from client.recipes import recipe_handlers
 from client.sender import Sender
 from client.sentlog import SentLog
+from client.settings import ClientSettings
 from client.skills import skill_handlers
 from client.tools import builtin_handlers
 from contract.schema import ClientInfo
@@ -32,7 +31,7 @@ __all__ = ["Runtime"]
 
 @dataclass
 class Runtime:
-    home: LmcpHome
+    settings: ClientSettings
     host: ToolHost
     consent: ConsentGate
     reporter: FrictionReporter
@@ -41,21 +40,41 @@ class Runtime:
     sent_log: SentLog
     delivery: BackgroundDelivery | None = None
 
+    @property
+    def home(self) -> LmcpHome:
+        return self.settings.home
+
     @classmethod
     def from_env(
         cls,
-        environ: Mapping[str, str] | None = None,
+        environ: Mapping[str, str],
         *,
         transport: httpx.BaseTransport | None = None,
         client_info: ClientInfo | None = None,
         app_probe: AppProbe | None = None,
     ) -> Runtime:
-        env = dict(os.environ if environ is None else environ)
-        home = LmcpHome.from_env(env)
+        """An isolated client configured by ``environ`` alone (tests, simulations)."""
+        return cls.from_settings(
+            ClientSettings.from_env(environ),
+            transport=transport,
+            client_info=client_info,
+            app_probe=app_probe,
+        )
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: ClientSettings,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        client_info: ClientInfo | None = None,
+        app_probe: AppProbe | None = None,
+    ) -> Runtime:
+        home = settings.home
         probe = app_probe or FileAppProbe(home.apps)
         host = ToolHost(app_probe=probe)
-        consent = ConsentGate(home, env)
-        sender = Sender(env.get("LMCP_COLLECTOR_URL") or DEFAULT_URL, transport=transport)
+        consent = ConsentGate(home, settings.signals_restriction)
+        sender = Sender(settings.collector_url, transport=transport)
         outbox = Outbox(home)
         sent_log = SentLog(home)
         delivery = BackgroundDelivery(outbox, sender, sent_log, consent.enabled)
@@ -71,10 +90,10 @@ class Runtime:
         )
         host.register("report_friction", reporter)
         host.add_failure_listener(reporter.remember_failure)
-        _register_tools(host, home, probe, env, transport)
+        _register_tools(host, settings, probe, transport)
         # Not woken here: building a runtime (``lmcp signals off`` does) never sends anything.
         # The first report wakes the thread, which drains what earlier runs left queued too.
-        return cls(home, host, consent, reporter, sender, outbox, sent_log, delivery)
+        return cls(settings, host, consent, reporter, sender, outbox, sent_log, delivery)
 
     def close(self) -> None:
         # A delivery still inside a request keeps its client; it is dropped when that ends.
@@ -90,11 +109,10 @@ class Runtime:
 
 def _register_tools(
     host: ToolHost,
-    home: LmcpHome,
+    settings: ClientSettings,
     probe: AppProbe,
-    env: Mapping[str, str],
     transport: httpx.BaseTransport | None,
 ) -> None:
-    host.register_all(builtin_handlers(home, probe))
-    host.register_all(recipe_handlers(home, host))
-    host.register_all(skill_handlers(env, transport))
+    host.register_all(builtin_handlers(settings.home, probe))
+    host.register_all(recipe_handlers(settings.home, host))
+    host.register_all(skill_handlers(settings, transport))

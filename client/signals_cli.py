@@ -1,23 +1,25 @@
 """``lmcp signals``: what users see of anonymous friction signals, and the switch.
 
-``status``, ``on``, ``off`` and ``local`` build only the parts they read (the state folder, the
-consent gate, the outbox) and print plain text: they are what a user runs most, and neither the
-whole runtime (every tool, the HTTP client), pydantic nor rich is needed to answer them.
+Each command reads this process's settings once (``ClientSettings.from_process``) and passes
+them down. ``status``, ``on``, ``off`` and ``local`` build only the parts they read (the state
+folder, the consent gate, the outbox) and print plain text: they are what a user runs most, and
+neither the whole runtime (every tool, the HTTP client), pydantic nor rich is needed to answer
+them.
 """
 
 from __future__ import annotations
 
 import errno
 import json
-import os
 from functools import cache
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from client.collector_url import URL_VARIABLE, collector_url, url_problem
+from client.collector_url import URL_VARIABLE, url_problem
 from client.consent import ConsentGate, SignalsMode
 from client.paths import LmcpHome
+from client.settings import ClientSettings
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -45,38 +47,35 @@ def _console() -> Console:
     return make_console()
 
 
-def _home() -> LmcpHome:
+def _home(settings: ClientSettings) -> LmcpHome:
     """The state folder; a file in its place is a mistake to name before anything is read."""
-    home = LmcpHome.from_env(os.environ)
+    home = settings.home
     if home.root.exists() and not home.root.is_dir():
         raise NotADirectoryError(errno.ENOTDIR, "not a folder", str(home.root))
     return home
 
 
-def _runtime() -> Runtime:
+def _runtime(settings: ClientSettings) -> Runtime:
     from client.runtime import Runtime
 
-    _home()
-    return Runtime.from_env()
+    _home(settings)
+    return Runtime.from_settings(settings)
 
 
-def _collector_url() -> str:
-    return collector_url(os.environ)
-
-
-def _status(home: LmcpHome) -> dict[str, Any]:
+def _status(settings: ClientSettings) -> dict[str, Any]:
     """Everything ``status`` reports, as data (``--json`` prints exactly this)."""
     from client.contributions import ContributionBudget, week_of
     from client.outbox import Outbox
     from contract.days import utc_today
 
-    consent = ConsentGate(home, os.environ)
+    home = _home(settings)
+    consent = ConsentGate(home, settings.signals_restriction)
     state = consent.status()
     restriction = consent.restriction
     budget = ContributionBudget(home)
     today = utc_today()
     latest = budget.latest()
-    url = _collector_url()
+    url = settings.collector_url
     return {
         "choice": state.setting.value,
         "choice_source": state.setting_source.value,
@@ -108,7 +107,7 @@ def status(
     The settings file holds your choice; any LMCP process (an MCP server started by an app, a
     shell) follows it. The environment can only turn signals off, never on.
     """
-    report = _status(_home())
+    report = _status(ClientSettings.from_process())
     if raw:
         typer.echo(json.dumps(report, indent=2))
         return
@@ -176,8 +175,9 @@ def local() -> None:
 def _set(mode: SignalsMode) -> None:
     from client.outbox import Outbox
 
-    home = _home()
-    consent = ConsentGate(home, os.environ)
+    settings = ClientSettings.from_process()
+    home = _home(settings)
+    consent = ConsentGate(home, settings.signals_restriction)
     queued = len(Outbox(home))
     consent.set_mode(mode)
     typer.echo(f"anonymous signals are now {mode.value}: {_MEANING[mode]}")
@@ -213,7 +213,7 @@ def preview() -> None:
     The same failure shows the same output on every call: the fields the agent's report sets
     are shown as examples, and the random signal_id as a fixed example id.
     """
-    with _runtime() as rt:
+    with _runtime(ClientSettings.from_process()) as rt:
         if rt.consent.mode() is SignalsMode.off:
             typer.echo("anonymous signals are off: nothing would be sent.")
             return
@@ -242,7 +242,7 @@ def log(
     raw: Annotated[bool, typer.Option("--json", help="Print JSON lines.")] = False,
 ) -> None:
     """What was sent from this machine, or kept in local-only mode (kept locally, bounded)."""
-    rt = _runtime()
+    rt = _runtime(ClientSettings.from_process())
     entries = rt.sent_log.entries(limit)
     if raw:
         for entry in entries:
@@ -268,12 +268,13 @@ def log(
 @app.command()
 def flush() -> None:
     """Deliver the signals waiting in the outbox."""
-    url = _collector_url()
+    settings = ClientSettings.from_process()
+    url = settings.collector_url
     problem = url_problem(url)
     if problem is not None:
         typer.echo(f"error: {_URL_VAR}={url} is not a usable collector URL: {problem}", err=True)
         raise typer.Exit(1)
-    rt = _runtime()
+    rt = _runtime(settings)
     try:
         if not rt.consent.enabled():
             typer.echo("anonymous signals are not on: nothing is sent (`lmcp signals status`).")

@@ -48,9 +48,11 @@ _MCP_ONLY = frozenset({"friction", "can_report_friction"})
 
 
 def _runtime() -> Runtime:
+    """The runtime of one command, configured once from this process's settings."""
     from client.runtime import Runtime
+    from client.settings import ClientSettings
 
-    return Runtime.from_env()
+    return Runtime.from_settings(ClientSettings.from_process())
 
 
 def cli_words(text: str) -> str:

@@ -1,12 +1,12 @@
 """The three Cloud Skill tools: save, recall and execute (``*_cloud_skill``).
 
-They call the skills service's ``/v1/skills`` over httpx (``LMCP_SKILLS_URL``, default
-``http://127.0.0.1:8766``; the token from ``LMCP_SKILLS_TOKEN`` or ``LMCP_SKILLS_TOKEN_FILE``,
-kept out of a long-running process's environment: ``client.skills._token``), never the
-collector. The server stores and validates; scripts run HERE, on the user's machine, where the
-agent runs: the server only serves the pinned content (see ``docs/cloud-skills.md``). Every
-failure is a value-free :class:`~client.errors.ToolFailure`, so it flows through ``ToolHost``
-into the ring and can be reported as friction like any other tool's.
+They call the skills service's ``/v1/skills`` over httpx (``ClientSettings.skills_url``; the
+token from ``LMCP_SKILLS_TOKEN`` or ``LMCP_SKILLS_TOKEN_FILE``, kept out of a long-running
+process's environment: ``client.skills._token``), never the collector. The server stores and
+validates; scripts run HERE, on the user's machine, where the agent runs: the server only
+serves the pinned content (see ``docs/cloud-skills.md``). Every failure is a value-free
+:class:`~client.errors.ToolFailure`, so it flows through ``ToolHost`` into the ring and can be
+reported as friction like any other tool's.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import httpx
 
 from client.errors import ToolFailure
 from client.host import Handler, Reply
+from client.settings import ClientSettings
 from client.skills._execute import (
     DEFAULT_LIMITS,
     INTERPRETERS,
@@ -56,13 +57,11 @@ _MAX_PREVIEWS = 64
 _PREVIEW_TTL_S = 600.0
 
 
-def _limits(environ: Mapping[str, str]) -> ScriptLimits:
-    raw = environ.get("LMCP_SKILLS_EXEC_TIMEOUT_S")
-    try:
-        timeout = float(raw) if raw else DEFAULT_LIMITS.timeout_s
-    except ValueError:
-        timeout = DEFAULT_LIMITS.timeout_s
-    return ScriptLimits(min(max(timeout, 0.1), 300.0), DEFAULT_LIMITS.max_output_bytes)
+def _limits(settings: ClientSettings) -> ScriptLimits:
+    timeout = settings.skills_exec_timeout_s
+    return ScriptLimits(
+        DEFAULT_LIMITS.timeout_s if timeout is None else timeout, DEFAULT_LIMITS.max_output_bytes
+    )
 
 
 def _invalid(message: str, code: str) -> ToolFailure:
@@ -250,19 +249,18 @@ class _Tools:
 
 
 def skill_handlers(
-    environ: Mapping[str, str],
+    settings: ClientSettings,
     transport: httpx.BaseTransport | None = None,
     sandbox: Sandbox | None | bool = True,
 ) -> dict[str, Handler]:
-    """The three Cloud Skill handlers, configured from ``environ``.
+    """The three Cloud Skill handlers, configured by ``settings``.
 
     ``sandbox``: ``True`` finds bubblewrap, ``False``/``None`` runs without (tests of the
-    refusal), or a given :class:`Sandbox`. The token is read here once, from ``environ`` (a
-    script's child never gets this process's environment: ``client.skills._execute``).
+    refusal), or a given :class:`Sandbox`. The token is resolved here once (a script's child
+    never gets this process's environment: ``client.skills._execute``).
     """
-    api = SkillsApi.from_env(environ, transport)
-    allow = environ.get(ALLOW_UNSANDBOXED) == "1"
-    tools = _Tools(api, _limits(environ), sandbox, allow)
+    api = SkillsApi.from_settings(settings, transport)
+    tools = _Tools(api, _limits(settings), sandbox, settings.skills_allow_unsandboxed)
     return {
         "save_cloud_skill": tools.save,
         "recall_cloud_skill": tools.recall,

@@ -8,21 +8,20 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
 import httpx
 
 from client.errors import ToolFailure
+from client.settings import ClientSettings
 from client.skills._codes import failure_from_problem
 from client.skills._token import token_from
 from contract.schema import ErrorClass
 
-__all__ = ["DEFAULT_SKILLS_URL", "SkillsApi"]
+__all__ = ["SkillsApi"]
 
-#: ``lmcp skills serve``'s default address (a service of its own, never the collector).
-DEFAULT_SKILLS_URL = "http://127.0.0.1:8766"
 _TIMEOUT = httpx.Timeout(10.0, read=30.0)
 
 
@@ -40,15 +39,15 @@ class SkillsApi:
     """Calls ``/v1/skills`` of ``url`` with ``token`` (a fresh httpx client per call)."""
 
     url: str
-    token: str | None
+    token: str | None = field(repr=False)  # never printed, never logged
     transport: httpx.BaseTransport | None = None
 
     @classmethod
-    def from_env(
-        cls, environ: Mapping[str, str], transport: httpx.BaseTransport | None = None
+    def from_settings(
+        cls, settings: ClientSettings, transport: httpx.BaseTransport | None = None
     ) -> SkillsApi:
-        url = environ.get("LMCP_SKILLS_URL") or DEFAULT_SKILLS_URL
-        return cls(url.rstrip("/"), token_from(environ), transport)
+        """The service ``settings`` name, with their token (its file is read here, once)."""
+        return cls(settings.skills_url, token_from(settings), transport)
 
     def _check(self) -> str:
         if not self.token:

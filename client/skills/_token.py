@@ -5,13 +5,18 @@ for as long as it runs, and deleting from ``os.environ`` does not touch the kern
 is the block ``execve`` was given. So a long-running client does not keep it there:
 
 - ``LMCP_SKILLS_TOKEN_FILE`` names a file whose first line is the token; it is read when the
-  runtime is built, and the token is then only in this process's memory;
+  skill tools are built (:func:`token_from`), and the token is then only in this process's
+  memory;
 - ``LMCP_SKILLS_TOKEN`` (the variable MCP clients' configurations set) is moved by
   :func:`exec_without_token`: ``lmcp mcp`` writes the token into a pipe and re-executes itself
   (same process id, same stdin/stdout, same arguments) with an environment that lacks it;
-  :func:`handed_over` reads the pipe once in the new image and closes it.
+  :func:`handed_over_settings` reads the pipe once in the new image, closes it, and builds the
+  process's settings with the token in them.
 
-Short commands (``lmcp skills ...``, a test's runtime) read the variable as given.
+Besides ``client.settings``, this module is the only one in ``client/`` that reads its
+configuration from the process environment: the hand-over must happen before the settings
+exist. Short commands
+(``lmcp skills ...``, a test's runtime) read the variable as given.
 """
 
 from __future__ import annotations
@@ -22,12 +27,15 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from client.settings import ClientSettings
+
 __all__ = [
     "HANDOVER_VAR",
     "TOKEN_FILE_VAR",
     "TOKEN_VAR",
     "exec_without_token",
     "handed_over",
+    "handed_over_settings",
     "token_from",
 ]
 
@@ -40,13 +48,12 @@ HANDOVER_VAR = "LMCP_SKILLS_TOKEN_FD"
 _MAX_TOKEN_BYTES = 4096
 
 
-def token_from(environ: Mapping[str, str]) -> str | None:
-    """The token ``environ`` configures: the variable, else the first line of the file."""
-    token = environ.get(TOKEN_VAR)
-    if token:
-        return token
-    path = environ.get(TOKEN_FILE_VAR)
-    if not path:
+def token_from(settings: ClientSettings) -> str | None:
+    """The token ``settings`` configure: the variable's, else the first line of the file."""
+    if settings.skills_token:
+        return settings.skills_token
+    path = settings.skills_token_file
+    if path is None:
         return None
     try:
         with Path(path).open("rb") as handle:
@@ -80,13 +87,22 @@ def exec_without_token() -> None:
     os.execve(sys.executable, sys.orig_argv, env)
 
 
+def handed_over_settings() -> ClientSettings:
+    """This process's settings, with the token :func:`exec_without_token` left in its pipe
+    (``lmcp mcp``'s entry point: call it once and pass the value down)."""
+    env = handed_over(os.environ)
+    # A child started with this process's environment must not find the number: that
+    # descriptor is closed now, and may be another pipe by the time it reads it.
+    os.environ.pop(HANDOVER_VAR, None)
+    return ClientSettings.from_env(env)
+
+
 def handed_over(environ: Mapping[str, str]) -> dict[str, str]:
     """``environ`` as a plain dict, with the token the re-exec left in its pipe (read once, the
     pipe then closed). The dict lives in this process's memory only: pass it down, never to a
     child's environment."""
     raw = environ.get(HANDOVER_VAR, "")
     env = {k: v for k, v in environ.items() if k != HANDOVER_VAR}
-    os.environ.pop(HANDOVER_VAR, None)
     if not raw.isdigit() or int(raw) <= 2:
         return env
     fd = int(raw)

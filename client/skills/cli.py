@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from typing import Annotated
 
 import typer
 
 from client.errors import ToolFailure
+from client.settings import ClientSettings
 from client.skills._http import SkillsApi, skill_path
 
 app = typer.Typer(no_args_is_help=True)
@@ -26,7 +26,7 @@ def delete(
     if not yes and not typer.confirm(f"Delete '{slug}' from {where}? This cannot be undone."):
         raise typer.Exit(1)
     try:
-        answer = SkillsApi.from_env(os.environ).request(
+        answer = SkillsApi.from_settings(ClientSettings.from_process()).request(
             "DELETE", skill_path(slug), params={"team": team}
         )
     except ToolFailure as failure:

@@ -15,6 +15,7 @@ import client.consent as consent_module
 from client.consent import ConsentGate, ConsentSource
 from client.paths import LmcpHome
 from client.runtime import Runtime
+from client.settings import ClientSettings
 
 from .conftest import Recorder
 
@@ -154,19 +155,23 @@ def test_turning_off_purges_a_non_empty_outbox(home: LmcpHome) -> None:
 
 
 def test_status_names_the_deciding_source(home: LmcpHome) -> None:
-    assert ConsentGate(home, {}).status().source is ConsentSource.no_settings
-    ConsentGate(home, {}).set_enabled(True)
-    assert ConsentGate(home, {}).status().enabled
-    assert ConsentGate(home, {"DO_NOT_TRACK": "1"}).status().source is ConsentSource.do_not_track
-    assert ConsentGate(home, {"LMCP_ANONYMOUS_SIGNALS": "0"}).status().source is ConsentSource.env
+    assert ConsentGate(home).status().source is ConsentSource.no_settings
+    ConsentGate(home).set_enabled(True)
+    assert ConsentGate(home).status().enabled
+    for env, source in (
+        ({"DO_NOT_TRACK": "1"}, ConsentSource.do_not_track),
+        ({"LMCP_ANONYMOUS_SIGNALS": "0"}, ConsentSource.env),
+    ):
+        restriction = ClientSettings.from_env(env).signals_restriction
+        assert ConsentGate(home, restriction).status().source is source
 
 
 def test_off_from_another_process_takes_effect_at_once(home: LmcpHome) -> None:
-    gate = ConsentGate(home, {})
+    gate = ConsentGate(home)
     gate.set_enabled(True)
     assert gate.enabled()
     # Another process (the CLI) turns signals off: an ON decision is never reused.
-    ConsentGate(home, {}).set_enabled(False)
+    ConsentGate(home).set_enabled(False)
     assert not gate.enabled()
 
 
@@ -177,9 +182,9 @@ def test_only_off_is_cached_and_only_for_the_ttl(
     # how fast this machine runs the next line.
     now = [1000.0]
     monkeypatch.setattr(consent_module, "time", SimpleNamespace(monotonic=lambda: now[0]))
-    gate = ConsentGate(home, {}, off_ttl_s=0.2)
+    gate = ConsentGate(home, off_ttl_s=0.2)
     assert not gate.enabled()
-    ConsentGate(home, {}).set_enabled(True)  # another process turns it on
+    ConsentGate(home).set_enabled(True)  # another process turns it on
     now[0] += 0.19
     assert not gate.enabled()  # a stale OFF: safe, it can only delay a send
     now[0] += 0.02

@@ -11,9 +11,22 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from client.skills._token import HANDOVER_VAR, TOKEN_FILE_VAR, TOKEN_VAR, handed_over, token_from
+from client.settings import ClientSettings
+from client.skills._token import (
+    HANDOVER_VAR,
+    TOKEN_FILE_VAR,
+    TOKEN_VAR,
+    handed_over,
+    handed_over_settings,
+    token_from,
+)
 
 _TOKENS = st.text(st.characters(min_codepoint=33, max_codepoint=126), min_size=1, max_size=200)
+
+
+def _token(environ: dict[str, str]) -> str | None:
+    """The token the settings ``environ`` configures resolve to."""
+    return token_from(ClientSettings.from_env(environ))
 
 
 def _pipe_holding(data: bytes) -> int:
@@ -51,12 +64,25 @@ def test_the_token_file_s_first_line_is_the_token(token: str) -> None:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "token"
         path.write_text(f"{token}\nsecond line\n")
-        assert token_from({TOKEN_FILE_VAR: str(path)}) == token
-        assert token_from({TOKEN_FILE_VAR: str(path), TOKEN_VAR: "wins"}) == "wins"
+        assert _token({TOKEN_FILE_VAR: str(path)}) == token
+        assert _token({TOKEN_FILE_VAR: str(path), TOKEN_VAR: "wins"}) == "wins"
 
 
 def test_a_missing_or_empty_token_file_gives_no_token(tmp_path: Path) -> None:
     (tmp_path / "empty").write_text("\n")
-    assert token_from({TOKEN_FILE_VAR: str(tmp_path / "empty")}) is None
-    assert token_from({TOKEN_FILE_VAR: str(tmp_path / "missing")}) is None
-    assert token_from({}) is None
+    assert _token({TOKEN_FILE_VAR: str(tmp_path / "empty")}) is None
+    assert _token({TOKEN_FILE_VAR: str(tmp_path / "missing")}) is None
+    assert _token({}) is None
+
+
+def test_lmcp_mcp_s_settings_hold_the_handed_over_token_and_the_environ_loses_the_number(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fd = _pipe_holding(b"handed-over-token")
+    monkeypatch.setenv(HANDOVER_VAR, str(fd))
+    monkeypatch.delenv(TOKEN_VAR, raising=False)
+    settings = handed_over_settings()
+    assert settings.skills_token == "handed-over-token"
+    # A child started with this process's environment never finds the (closed) descriptor.
+    assert HANDOVER_VAR not in os.environ
+    assert "handed-over-token" not in repr(settings)

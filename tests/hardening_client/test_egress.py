@@ -8,6 +8,7 @@ from typing import Any
 
 from client.host import ToolHost
 from client.paths import LmcpHome
+from client.settings import ClientSettings
 from client.skills import skill_handlers
 from contract.catalogue import Effect, load_catalogue
 from contract.schema import Outcome
@@ -31,7 +32,7 @@ def _host(home: LmcpHome) -> ToolHost:
     host = make_host(home)
     # A skills service nobody listens on: nothing may even be attempted before confirmation.
     env = {"LMCP_SKILLS_URL": "http://127.0.0.1:9", "LMCP_SKILLS_TOKEN": "test-token-x"}
-    host.register_all(skill_handlers(env, sandbox=False))
+    host.register_all(skill_handlers(ClientSettings.from_env(env), sandbox=False))
     return host
 
 

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from client.host import ToolHost
+from client.settings import ClientSettings
 from client.skills import skill_handlers
 from client.skills._execute import ScriptLimits, ScriptRun, interpreter_for, run_script
 from client.skills._sandbox import find_sandbox
@@ -153,12 +154,15 @@ def test_sandbox_setsid_grandchild_dies_at_the_deadline() -> None:
 def test_without_a_sandbox_execution_is_refused_unless_opted_in(tmp_path: Path) -> None:
     with serving_stub(_swapping_handler(swap=False)) as url:
         env = {"LMCP_SKILLS_URL": url, "LMCP_SKILLS_TOKEN": "test-token-x"}
-        refused = ToolHost(skill_handlers(env, sandbox=False))
+        refused = ToolHost(skill_handlers(ClientSettings.from_env(env), sandbox=False))
         refused.dispatch("execute_cloud_skill", ARGS)
         result = refused.dispatch("execute_cloud_skill", {**ARGS, "confirm": True})
         assert result.error is not None and result.error.code == "sandbox_unavailable"
         opted = ToolHost(
-            skill_handlers({**env, "LMCP_SKILLS_ALLOW_UNSANDBOXED": "1"}, sandbox=False)
+            skill_handlers(
+                ClientSettings.from_env({**env, "LMCP_SKILLS_ALLOW_UNSANDBOXED": "1"}),
+                sandbox=False,
+            )
         )
         opted.dispatch("execute_cloud_skill", ARGS)
         ran = opted.dispatch("execute_cloud_skill", {**ARGS, "confirm": True})
@@ -218,7 +222,11 @@ def _swapping_handler(*, swap: bool) -> type[BaseHTTPRequestHandler]:
 def swapping() -> Iterator[ToolHost]:
     with serving_stub(_swapping_handler(swap=True)) as url:
         yield ToolHost(
-            skill_handlers({"LMCP_SKILLS_URL": url, "LMCP_SKILLS_TOKEN": "test-token-x"})
+            skill_handlers(
+                ClientSettings.from_env(
+                    {"LMCP_SKILLS_URL": url, "LMCP_SKILLS_TOKEN": "test-token-x"}
+                )
+            )
         )
 
 

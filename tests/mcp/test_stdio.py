@@ -31,7 +31,8 @@ _SDK_ONLY = (
     "import anyio\n"
     "from client.mcp_server import serve\n"
     "from client.runtime import Runtime\n"
-    "with Runtime.from_env() as rt:\n"
+    "from client.settings import ClientSettings\n"
+    "with Runtime.from_settings(ClientSettings.from_process()) as rt:\n"
     "    anyio.run(serve, rt.host)\n"
 )
 #: The last request of every wire: a call (never answered early); its answer means the server

@@ -13,6 +13,7 @@ import pytest
 
 from client.host import ToolHost
 from client.runtime import Runtime
+from client.settings import ClientSettings
 from client.skills import skill_handlers
 from contract.schema import ErrorClass, Outcome
 from tests.skills.conftest import token_of
@@ -24,7 +25,7 @@ HostFor = Callable[..., ToolHost]
 def host_for(base_url: str) -> HostFor:
     def make(key: str = "ann", **env: str) -> ToolHost:
         environ = {"LMCP_SKILLS_URL": base_url, "LMCP_SKILLS_TOKEN": token_of(key), **env}
-        return ToolHost(skill_handlers(environ))
+        return ToolHost(skill_handlers(ClientSettings.from_env(environ)))
 
     return make
 
@@ -119,7 +120,7 @@ class Counting(httpx.BaseTransport):
 )
 def test_tools_refuse_to_send_the_token_without_a_safe_url(env: dict[str, str], code: str) -> None:
     transport = Counting()
-    host = ToolHost(skill_handlers(env, transport))
+    host = ToolHost(skill_handlers(ClientSettings.from_env(env), transport))
     result = host.dispatch("recall_cloud_skill", {})
     assert result.error is not None and result.error.code == code
     assert transport.requests == 0
@@ -130,7 +131,9 @@ def test_tools_report_an_unreachable_service_as_unavailable() -> None:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     env = {"LMCP_SKILLS_URL": f"http://127.0.0.1:{port}", "LMCP_SKILLS_TOKEN": "t"}
-    result = ToolHost(skill_handlers(env)).dispatch("recall_cloud_skill", {"query": "x"})
+    result = ToolHost(skill_handlers(ClientSettings.from_env(env))).dispatch(
+        "recall_cloud_skill", {"query": "x"}
+    )
     assert result.error is not None
     assert (result.error.error_class, result.error.code) == (
         ErrorClass.unavailable,
