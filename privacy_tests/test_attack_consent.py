@@ -88,7 +88,9 @@ def test_env_cannot_turn_signals_back_on_after_off(tmp_path: Path) -> None:
         _cli(home, "on")
         with Runtime.from_env(env) as rt:
             sent = _workload(rt)
-        assert [r.get("sent") for r in sent[:2]] == [True, True]
+            # Sent in the call, or queued when the machine is too busy to answer in time.
+            assert [accepted(r) for r in sent[:2]] == [True, True], sent[:2]
+            deliver_queued(rt)
     assert _stored(settings.db_path) == 2
 
 
