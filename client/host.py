@@ -304,8 +304,8 @@ class ToolHost:
     def listeners_off_the_call_path(self) -> Iterator[None]:
         """While inside: failure listeners run on one background thread, after the call has
         answered (a listener may write a file and fsync it; a tool call never waits for it).
-        A listener then sees the LATEST failure: one superseded before its turn is skipped.
-        On leaving, the lane is drained: every failure kept by then has been told."""
+        A listener then sees the LATEST failure, at most once per ``settle_s`` (200 ms): one
+        superseded before its turn is skipped. On leaving, a failure not yet told is told."""
         lane = _ListenerLane(self._tell_listeners)
         self._lane = lane
         try:
@@ -351,7 +351,7 @@ class _ListenerLane:
     """One daemon thread telling the listeners of the latest FailureContext, at most once per
     ``settle_s``: a burst of failures (an agent retrying) is written down once, not per call."""
 
-    def __init__(self, tell: Callable[[FailureContext], None], settle_s: float = 0.05) -> None:
+    def __init__(self, tell: Callable[[FailureContext], None], settle_s: float = 0.2) -> None:
         self._tell = tell
         self._settle_s = settle_s
         self._cond = threading.Condition()
