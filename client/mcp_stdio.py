@@ -170,7 +170,10 @@ class _Inbox:
             self._bytes += len(line or b"")
             waiter, self._waiter = self._waiter, None
         if waiter is not None:
-            waiter.get_loop().call_soon_threadsafe(_wake, waiter)
+            try:
+                waiter.get_loop().call_soon_threadsafe(_wake, waiter)
+            except RuntimeError:  # the loop has ended: nobody reads any more
+                pass
 
     async def get(self) -> bytes | None:
         while True:

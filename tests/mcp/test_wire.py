@@ -91,3 +91,21 @@ def _until_full(inbox: wire._Inbox) -> None:
     from tests._servers import wait_until
 
     wait_until(lambda: inbox._bytes >= 1000, what="a full inbox")
+
+
+def test_a_line_after_the_event_loop_ended_is_not_an_error() -> None:
+    """The SDK stopped while waiting for a line (its loop is gone); the client then sends one:
+    the reader thread carries on (it must not die with a traceback on stderr)."""
+    inbox = wire._Inbox()
+
+    async def wait_then_stop() -> None:
+        with anyio.move_on_after(0):
+            await inbox.get()
+        await anyio.sleep(0)
+        with anyio.move_on_after(0.01):
+            await inbox.get()  # waiting when the loop ends
+
+    anyio.run(wait_then_stop)
+    inbox.put(b"{}\n")
+    inbox.put(None)
+    assert list(inbox._lines) == [b"{}\n", None]
