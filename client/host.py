@@ -304,7 +304,7 @@ class ToolHost:
     def listeners_off_the_call_path(self) -> Iterator[None]:
         """While inside: failure listeners run on one background thread, after the call has
         answered (a listener may write a file and fsync it; a tool call never waits for it).
-        A listener then sees the LATEST failure, at most once per ``settle_s`` (200 ms): one
+        A listener then sees the LATEST failure, at most once per ``settle_s``: one
         superseded before its turn is skipped. On leaving, a failure not yet told is told."""
         lane = _ListenerLane(self._tell_listeners)
         self._lane = lane
