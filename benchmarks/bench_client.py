@@ -3,6 +3,7 @@ report_friction's latency with the collector up, down (refused) and black-holed 
 
 from __future__ import annotations
 
+import datetime as dt
 import tempfile
 import time
 import timeit
@@ -14,11 +15,11 @@ from pathlib import Path
 from benchmarks._endpoints import black_hole, down_port, real_collector
 from benchmarks._timing import median, percentile, table, verdict
 from client.friction import ReportInput, build_signal, default_client_info
-from client.host import FailureContext
 from client.runtime import Runtime
+from client.sender import encode_batch
 from contract.catalogue import load_catalogue
 from contract.limits import WEEKLY_SIGNAL_LIMIT
-from contract.schema import AppState, ErrorClass, FrictionType, Outcome
+from contract.schema import FrictionType, Outcome
 
 REPEAT = 15
 #: report_friction calls timed per collector state, and the target (issue 16, finding 11).
@@ -27,7 +28,11 @@ REPORT_P99_TARGET_MS = 50.0
 
 
 def _ns(stmt: str, setup_globals: dict[str, object], number: int) -> float:
-    runs = timeit.repeat(stmt, globals=setup_globals, number=number, repeat=REPEAT)
+    """CPU nanoseconds of this thread per run of ``stmt`` (the median of ``REPEAT``): what the
+    code costs, whatever else the shared machine runs."""
+    runs = timeit.repeat(
+        stmt, globals=setup_globals, number=number, repeat=REPEAT, timer=time.thread_time
+    )
     return median(runs) / number * 1e9
 
 
@@ -49,29 +54,39 @@ def run() -> None:
             rec.append(_ns("ring.record(entry)", g, 200_000))
         ring_ns, deque_ns = median(rec), median(bare)
 
-        # 2. building + serialising one signal from a failure context.
+        # 2. building + serialising one signal, as report_friction does after a failed call:
+        # the agent's input validated, LMCP's failure context found, the signal built (a new
+        # signal_id, today's day) and encoded as the batch body the sender posts. The widest
+        # input (every optional enum given), consent and the weekly bound aside (their own
+        # rows below and bench_hardening), no I/O.
         for _ in range(3):
             rt.host.dispatch("get_datetime", {})
-        rt.host.dispatch("read_note", {"note_name": "x" * 40})
-        ctx = rt.host.last_failure or FailureContext(
-            tool.tool_name, ErrorClass.not_found, (), ring.snapshot(), AppState()
-        )
+        failed = rt.host.dispatch("read_note", {"note_name": "x" * 40})
+        assert failed.error is not None and rt.host.last_failure is not None
+        report = {
+            "friction_type": "cannot_complete",
+            "error_category": "not_found",
+            "intent_category": "read_email",
+            "tool_attempted": "read_note",
+            "attempt_count": 3,
+        }
+        signal, ctx = rt.reporter.prepare(report)
+        assert ctx is rt.host.last_failure and signal.args == ctx.args
+        g2 = {"prepare": rt.reporter.prepare, "encode": encode_batch, "report": report}
+        build_ns = _ns("encode([prepare(report)[0]])", g2, 5_000)
+        # Of which: the model alone (what this row measured before it followed the real path).
         request = ReportInput(friction_type=FrictionType.cannot_complete)
-        client = default_client_info()
-        import datetime as dt
-
-        day = dt.date(2026, 11, 30)
-        g2 = {
+        g3 = {
             "build_signal": build_signal,
             "request": request,
             "ctx": ctx,
             "tool": ctx.tool,
-            "client": client,
-            "day": day,
+            "client": default_client_info(),
+            "day": dt.date(2026, 11, 30),
         }
-        build_ns = _ns(
+        model_ns = _ns(
             "build_signal(request, ctx, tool=tool, client=client, day=day).model_dump_json()",
-            g2,
+            g3,
             5_000,
         )
         rt.close()
@@ -102,9 +117,9 @@ def run() -> None:
             verdict(ring_ns <= 1000 and ring_ns <= 2 * deque_ns),
         ),
         (
-            "build + serialise one signal",
+            "build + serialise one signal (report_friction's path)",
             f"{build_ns / 1000:.1f} us",
-            "",
+            f"of which build_signal + model_dump_json {model_ns / 1000:.1f} us",
             "<= 30 us",
             verdict(build_ns <= 30_000),
         ),
@@ -120,7 +135,7 @@ def run() -> None:
             )
         )
     table(
-        "client hot paths (medians of 15 repeats)",
+        "client hot paths (CPU time of the calling thread, medians of 15 repeats)",
         ("what", "median", "ratio", "target", ""),
         rows,
     )

@@ -7,8 +7,11 @@ shapes. Values stop here: error messages name arguments and rules, never what wa
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Callable, Mapping
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -157,6 +160,7 @@ class ToolHost:
         self._failures: dict[ToolName, FailureContext] = {}
         self._last_failure: FailureContext | None = None
         self._listeners: list[Callable[[FailureContext], None]] = []
+        self._lane: _ListenerLane | None = None
         if on_failure is not None:
             self._listeners.append(on_failure)
 
@@ -217,71 +221,17 @@ class ToolHost:
     def dispatch(self, name: str, args: Mapping[str, Any] | None = None) -> ToolResult:
         args = {} if args is None else args
         tool = self.catalogue.get(name)
-        if tool is None:
-            return self._failed(
-                None,
-                name,
-                args,
-                ErrorClass.unknown_tool,
-                "unknown_tool",
-                "no such tool in the LMCP catalogue",
-                Outcome.invalid,
-            )
-        if not isinstance(args, Mapping):
-            return self._failed(
-                tool,
-                name,
-                {},
-                ErrorClass.invalid_arguments,
-                "invalid_arguments",
-                "arguments must be an object",
-                Outcome.invalid,
-            )
-        problem = self.validate(tool, args)
-        if problem is not None:
-            return self._failed(
-                tool,
-                name,
-                args,
-                ErrorClass.invalid_arguments,
-                "invalid_arguments",
-                problem,
-                Outcome.invalid,
-            )
-        handler = self._handlers.get(name)
-        if handler is None:
-            return self._failed(
-                tool,
-                name,
-                args,
-                ErrorClass.unavailable,
-                "not_available",
-                "this tool is not available in this installation",
-                Outcome.failed,
-            )
+        refusal = self._refusal(tool, name, args)
+        if refusal is not None:
+            return self._failed(tool, name, args, refusal)
+        assert tool is not None  # a call _refusal lets through names a catalogue tool
         try:
-            out = handler(args)
+            out = self._handlers[name](args)
         except ToolFailure as failure:
-            return self._failed(
-                tool,
-                name,
-                args,
-                failure.error_class,
-                failure.code,
-                failure.message,
-                failure.outcome,
-            )
+            return self._failed(tool, name, args, _Refusal.of(failure))
         except Exception as exc:  # a bug: never let its text (it may hold a value) escape
             log.error("tool %s raised %s", name, type(exc).__name__)
-            return self._failed(
-                tool,
-                name,
-                args,
-                ErrorClass.internal_error,
-                "internal_error",
-                "the tool failed unexpectedly",
-                Outcome.failed,
-            )
+            return self._failed(tool, name, args, _INTERNAL_ERROR)
         if not isinstance(out, Reply):
             self.ring.record(tool.ring_entries[Outcome.ok])
             return ToolResult(name, Outcome.ok, out)
@@ -296,21 +246,27 @@ class ToolHost:
             return ToolResult(name, outcome, out.result, can_report_friction=True)
         return ToolResult(name, outcome, out.result)
 
-    def _failed(
-        self,
-        tool: Tool | None,
-        name: str,
-        args: Mapping[str, Any],
-        error_class: ErrorClass,
-        code: str,
-        message: str,
-        outcome: Outcome,
-    ) -> ToolResult:
+    def _refusal(self, tool: Tool | None, name: str, args: object) -> _Refusal | None:
+        """Why the call cannot reach a handler (no such tool, bad arguments, no handler)."""
+        if tool is None:
+            return _UNKNOWN_TOOL
+        if not isinstance(args, Mapping):
+            return _NOT_AN_OBJECT
+        problem = self.validate(tool, args)
+        if problem is not None:
+            return _Refusal(ToolError(ErrorClass.invalid_arguments, "invalid_arguments", problem))
+        if name not in self._handlers:
+            return _NOT_AVAILABLE
+        return None
+
+    def _failed(self, tool: Tool | None, name: str, args: object, refusal: _Refusal) -> ToolResult:
+        """The one way a call ends in an error: ring, FailureContext, a value-free answer."""
         entries = tool.ring_entries if tool is not None else self.catalogue.other_ring_entries
-        self.ring.record(entries[outcome])
-        self._keep_failure(tool, args, error_class)
+        self.ring.record(entries[refusal.outcome])
+        kept = args if isinstance(args, Mapping) else {}  # not an object: no argument to shape
+        self._keep_failure(tool, kept, refusal.error.error_class)
         shown = name if tool is not None else ToolName.other.value
-        return ToolResult(shown, outcome, None, ToolError(error_class, code, message), True)
+        return ToolResult(shown, refusal.outcome, None, refusal.error, True)
 
     #: Failures of these tools are not kept: reporting friction is never about reporting itself.
     UNREPORTED_TOOLS = frozenset({"report_friction"})
@@ -330,11 +286,108 @@ class ToolHost:
         )
         self._failures[ctx.tool] = ctx
         self._last_failure = ctx
+        if self._listeners:
+            lane = self._lane
+            if lane is not None:
+                lane.submit(ctx)
+            else:
+                self._tell_listeners(ctx)
+
+    def _tell_listeners(self, ctx: FailureContext) -> None:
         for listener in self._listeners:
             try:
                 listener(ctx)
             except Exception as exc:  # a listener never breaks the host
                 log.warning("failure listener raised %s", type(exc).__name__)
+
+    @contextlib.contextmanager
+    def listeners_off_the_call_path(self) -> Iterator[None]:
+        """While inside: failure listeners run on one background thread, after the call has
+        answered (a listener may write a file and fsync it; a tool call never waits for it).
+        A listener then sees the LATEST failure, at most once per ``settle_s``: one
+        superseded before its turn is skipped. On leaving, a failure not yet told is told."""
+        lane = _ListenerLane(self._tell_listeners)
+        self._lane = lane
+        try:
+            yield
+        finally:
+            self._lane = None
+            lane.close()
+
+
+@dataclass(frozen=True, slots=True)
+class _Refusal:
+    """How a call that did not succeed ends: its value-free error and its outcome."""
+
+    error: ToolError
+    outcome: Outcome = Outcome.invalid
+
+    @classmethod
+    def of(cls, failure: ToolFailure) -> _Refusal:
+        return cls(ToolError(failure.error_class, failure.code, failure.message), failure.outcome)
+
+
+_UNKNOWN_TOOL = _Refusal(
+    ToolError(ErrorClass.unknown_tool, "unknown_tool", "no such tool in the LMCP catalogue")
+)
+_NOT_AN_OBJECT = _Refusal(
+    ToolError(ErrorClass.invalid_arguments, "invalid_arguments", "arguments must be an object")
+)
+_NOT_AVAILABLE = _Refusal(
+    ToolError(
+        ErrorClass.unavailable,
+        "not_available",
+        "this tool is not available in this installation",
+    ),
+    Outcome.failed,
+)
+_INTERNAL_ERROR = _Refusal(
+    ToolError(ErrorClass.internal_error, "internal_error", "the tool failed unexpectedly"),
+    Outcome.failed,
+)
+
+
+class _ListenerLane:
+    """One daemon thread telling the listeners of the latest FailureContext, at most once per
+    ``settle_s``: a burst of failures (an agent retrying) is written down once, not per call."""
+
+    def __init__(self, tell: Callable[[FailureContext], None], settle_s: float = 0.2) -> None:
+        self._tell = tell
+        self._settle_s = settle_s
+        self._cond = threading.Condition()
+        self._pending: FailureContext | None = None
+        self._open = True
+        self._settling = False  # between a failure and its telling: later ones just replace it
+        self._thread = threading.Thread(target=self._run, name="lmcp-failure-lane", daemon=True)
+        self._thread.start()
+
+    def submit(self, ctx: FailureContext) -> None:
+        with self._cond:
+            self._pending = ctx
+            if not self._settling:
+                self._cond.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while self._pending is None and self._open:
+                    self._cond.wait()
+                # Let a burst settle (only its last failure is told); closing ends the wait.
+                self._settling = True
+                deadline = time.monotonic() + self._settle_s
+                while self._open and (left := deadline - time.monotonic()) > 0:
+                    self._cond.wait(left)
+                self._settling = False
+                ctx, self._pending = self._pending, None
+            if ctx is None:
+                return  # closed, and nothing left to tell
+            self._tell(ctx)
+
+    def close(self) -> None:
+        with self._cond:
+            self._open = False
+            self._cond.notify()
+        self._thread.join()
 
 
 def _error_rank(error: ValidationError) -> tuple[int, int]:

@@ -13,8 +13,8 @@ answers every call itself:
   logged, to stderr).
 
 ``LMCP_HOME`` and ``LMCP_COLLECTOR_URL`` configure it (``client.settings.ClientSettings``). The
-process's stdio (the handshake answered before this module is even imported) is
-``client/mcp_stdio.py``'s.
+program and its stdio (the handshake answered before this module is even imported) are
+``client/mcp_stdio.py``'s: ``python -m client.mcp_stdio``, or ``lmcp mcp``.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import AsyncIterable, Mapping
+from typing import Any, Protocol, cast
 
 import anyio
 import anyio.to_thread
@@ -33,7 +33,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from client.host import ToolHost, ToolResult
-from client.mcp_stdio import INSTRUCTIONS, SERVER_NAME, tool_entries
+from client.mcp_identity import INSTRUCTIONS, SERVER_NAME, tool_entries
 from client.recipes import cancel_running
 from contract.catalogue import Effect
 from contract.schema import Outcome
@@ -45,6 +45,8 @@ log = logging.getLogger(__name__)
 
 #: Read tools running at once beside the one-at-a-time calls (each holds a worker thread).
 _READERS = 4
+#: The one tool with a lane of its own: a report never waits for a tool, nor a tool for it.
+_REPORT = "report_friction"
 #: What an agent sees when LMCP itself broke: never the exception's text.
 GENERIC_ERROR = "LMCP could not complete this call (an internal error). Nothing was changed."
 
@@ -54,8 +56,12 @@ def list_tools(host: ToolHost) -> list[types.Tool]:
     return [types.Tool.model_validate(entry) for entry in tool_entries(host.catalogue)]
 
 
+#: Built once: ``json.dumps`` with options builds a new encoder on every call.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
+
+
 def _content(payload: Mapping[str, Any], *, is_error: bool) -> types.CallToolResult:
-    text = json.dumps(payload, ensure_ascii=False, default=str)
+    text = _ENCODER.encode(payload)
     return types.CallToolResult(
         content=[types.TextContent(text=text)],
         structured_content=dict(payload),
@@ -76,25 +82,31 @@ def to_call_result(result: ToolResult) -> types.CallToolResult:
 def build_server(host: ToolHost) -> Server[Any]:
     """A low-level MCP server over ``host``.
 
-    Calls run in worker threads (tools do blocking file I/O, recipes pause). Calls that change
-    something (write and send tools, recipes) run one at a time; read tools change nothing and
-    run beside them (at most ``_READERS`` at once), so a long walk of a folder never holds up
-    the server's other answers. When the client cancels a call, a running recipe is told to
-    stop; the worker keeps the dispatch lock until it has, so the next call never overlaps it.
+    Calls run in worker threads (tools do blocking file I/O, recipes pause), in three lanes:
+    read tools change nothing and run side by side (at most ``_READERS`` at once), so a long
+    walk of a folder never holds up the server's other answers; ``report_friction`` runs one
+    at a time in its own lane, so a report waiting on the network never holds up a tool; every
+    other call (write and send tools, recipes) runs one at a time. When the client cancels a
+    call, a running recipe is told to stop; the worker keeps its lane's lock until it has, so
+    the next call never overlaps it.
     """
-    dispatch_lock = threading.Lock()
+    one_at_a_time = threading.Lock()
     readers = anyio.CapacityLimiter(_READERS)
     tools = list_tools(host)
-    reads = {t.name for t in host.catalogue if t.effect is Effect.read}
+    locks: dict[str, threading.Lock | None] = {
+        t.name: None if t.effect is Effect.read else one_at_a_time for t in host.catalogue
+    }
+    locks[_REPORT] = threading.Lock()
 
     def dispatch(name: str, arguments: dict[str, Any]) -> ToolResult:
-        if name in reads:
+        lock = locks.get(name, one_at_a_time)
+        if lock is None:
             return host.dispatch(name, arguments)
-        with dispatch_lock:
+        with lock:
             return host.dispatch(name, arguments)
 
     async def in_worker(name: str, arguments: dict[str, Any]) -> ToolResult:
-        limiter = readers if name in reads else None
+        limiter = readers if locks.get(name, one_at_a_time) is None else None
         try:
             return await anyio.to_thread.run_sync(
                 dispatch, name, arguments, abandon_on_cancel=True, limiter=limiter
@@ -146,18 +158,29 @@ def build_server(host: ToolHost) -> Server[Any]:
     return server
 
 
+class _Writer(Protocol):
+    async def write(self, text: str, /) -> int: ...
+
+    async def flush(self) -> None: ...
+
+
 async def serve(
     host: ToolHost,
-    stdin: anyio.AsyncFile[str] | None = None,
-    stdout: anyio.AsyncFile[str] | None = None,
+    stdin: AsyncIterable[str] | None = None,
+    stdout: _Writer | None = None,
 ) -> None:
-    """Serve ``host`` over stdio (this process's, or the given streams) until stdin closes."""
+    """Serve ``host`` over stdio (this process's, or the given streams) until stdin closes.
+
+    Failure listeners run off the call path meanwhile (``ToolHost.listeners_off_the_call_path``):
+    a call answers before its failure is written down for ``lmcp signals preview``.
+    """
     server = build_server(host)
-    async with stdio_server(stdin, stdout) as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    # stdio_server iterates stdin and awaits stdout.write/flush: any such pair will do.
+    streams = stdio_server(cast(Any, stdin), cast(Any, stdout))
+    with host.listeners_off_the_call_path():
+        async with streams as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-if __name__ == "__main__":  # pragma: no cover - ``python -m client.mcp_server``
-    from client.mcp_stdio import serve_command
-
-    serve_command()
+if __name__ == "__main__":  # pragma: no cover - the program is client/mcp_stdio.py
+    raise SystemExit("run `lmcp mcp` or `python -m client.mcp_stdio`")

@@ -8,69 +8,47 @@ transport arranges: nothing printed can reach the wire), starts two threads, the
 
 - the reader answers, until the SDK serves, the requests it can answer exactly as the SDK does
   (``EarlyAnswers``: ``initialize`` with a handshake version, then ``tools/list`` and ``ping``)
-  and passes everything else on, in order. ``initialize`` is also passed on, so the SDK's
-  session is initialized as usual;
-- the writer copies the SDK's output to the wire, less its answer to that ``initialize``.
+  and hands everything else, in order, to the SDK's event loop (``_Inbox``). ``initialize`` is
+  also handed on, so the SDK's session is initialized as usual;
+- the writer writes the early answers and the SDK's output to the wire, less the SDK's answer
+  to that ``initialize``.
 
-Field for field, the early answers are the SDK's: ``tests/mcp/test_stdio.py`` compares them for
-every handshake version. A tool call waits for the SDK; the runtime loads before it serves.
+The SDK's stdio server reads and writes through these two threads directly (no pipe, and no
+worker thread per line as with the process's own stdio): a message costs one thread hand-off
+each way. Field for field, the early answers are the SDK's: ``tests/mcp/test_stdio.py`` compares
+them for every handshake version. A tool call waits for the SDK; the runtime loads before it
+serves.
 """
 
 from __future__ import annotations
 
-import io
+import asyncio
 import json
 import logging
 import os
+import queue
 import sys
 import threading
-from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections import deque
+from collections.abc import Callable, Mapping
+from typing import Any
 
-if TYPE_CHECKING:
-    from contract.catalogue import Tool
+from client.mcp_identity import (
+    CAPABILITIES,
+    HANDSHAKE_VERSIONS,
+    INSTRUCTIONS,
+    SERVER_NAME,
+    tool_entries,
+)
 
-__all__ = [
-    "CAPABILITIES",
-    "HANDSHAKE_VERSIONS",
-    "INSTRUCTIONS",
-    "SERVER_NAME",
-    "EarlyAnswers",
-    "serve_command",
-    "tool_entries",
-]
+__all__ = ["Bridge", "EarlyAnswers", "WireIn", "WireOut", "serve_command", "text_lines"]
 
 log = logging.getLogger(__name__)
-SERVER_NAME = "lmcp"
-INSTRUCTIONS = (
-    "LMCP's local tools. When a tool fails, you may offer the user to send an anonymous "
-    "friction signal with report_friction (enums only, never what was asked)."
-)
-#: The SDK's ``mcp_types.version.HANDSHAKE_PROTOCOL_VERSIONS``, oldest first (a test keeps
-#: them equal): written out because importing the SDK is what this module must not wait for.
-HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-#: What the server offers (``Server.get_capabilities`` of a server with tools only).
-CAPABILITIES: Mapping[str, Any] = {"tools": {"listChanged": False}}
-
-
-def tool_entries(tools: Iterable[Tool]) -> list[dict[str, Any]]:
-    """Each catalogue tool as ``tools/list`` lists it: its exact input schema, its summary and
-    its hints (read-only, asks its own confirmation, sends)."""
-    from contract.catalogue import Effect
-
-    return [
-        {
-            "name": tool.name,
-            "description": tool.summary,
-            "inputSchema": json.loads(json.dumps(tool.input_schema)),
-            "annotations": {
-                "readOnlyHint": tool.effect is Effect.read,
-                "destructiveHint": tool.requires_confirmation,
-                "openWorldHint": tool.effect is Effect.send,
-            },
-        }
-        for tool in tools
-    ]
+#: Bytes of requests waiting for the SDK before the reader stops reading the wire (as a full
+#: pipe would hold it): a client that floods the server is held at the wire, not in memory.
+_INBOX_BYTES = 1024 * 1024
+#: Bytes of answers waiting for the wire before the SDK waits too (a client that stops reading).
+_OUTBOX_BYTES = 1024 * 1024
 
 
 class EarlyAnswers:
@@ -158,38 +136,147 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-class _Bridge:
-    """The two threads between the wire and the SDK's stdio (a pipe each way)."""
+def text_lines(raw: bytes) -> list[str]:
+    """The lines the SDK's own stdin (UTF-8 text, ``errors="replace"``, universal newlines)
+    reads from ``raw``, a line of the wire (it ends with ``\\n``, or the wire ended)."""
+    text = raw.decode("utf-8", errors="replace")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
+
+
+class _Inbox:
+    """Wire lines from the reader thread to the SDK's event loop, in order; ``None`` ends them.
+
+    ``put`` (the reader thread) waits while ``_INBOX_BYTES`` are waiting; ``get`` (the event
+    loop) waits on a future the reader resolves with ``call_soon_threadsafe``.
+    """
+
+    def __init__(self) -> None:
+        self._lines: deque[bytes | None] = deque()
+        self._bytes = 0
+        self._room = threading.Condition()
+        self._waiter: asyncio.Future[None] | None = None
+
+    def put(self, line: bytes | None) -> None:
+        with self._room:
+            while self._bytes >= _INBOX_BYTES:
+                self._room.wait()
+            self._lines.append(line)
+            self._bytes += len(line or b"")
+            waiter, self._waiter = self._waiter, None
+        if waiter is not None:
+            try:
+                waiter.get_loop().call_soon_threadsafe(_wake, waiter)
+            except RuntimeError:  # the loop has ended: nobody reads any more
+                pass
+
+    async def get(self) -> bytes | None:
+        while True:
+            with self._room:
+                if self._lines:
+                    line = self._lines.popleft()
+                    self._bytes -= len(line or b"")
+                    self._room.notify()
+                    return line
+                waiter = self._waiter = asyncio.get_running_loop().create_future()
+            await waiter
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
+class WireIn:
+    """The SDK's stdin (``stdio_server(stdin=...)`` iterates it): the wire's lines as text."""
+
+    def __init__(self, inbox: _Inbox) -> None:
+        self._inbox = inbox
+        self._ready: deque[str] = deque()
+
+    def __aiter__(self) -> WireIn:
+        return self
+
+    async def __anext__(self) -> str:
+        while not self._ready:
+            raw = await self._inbox.get()
+            if raw is None:
+                raise StopAsyncIteration
+            self._ready.extend(text_lines(raw))
+        return self._ready.popleft()
+
+
+class WireOut:
+    """The SDK's stdout (``stdio_server(stdout=...)`` writes and flushes it): each write is
+    handed to the writer thread at once; the SDK waits only when the client stops reading."""
+
+    def __init__(self, bridge: Bridge) -> None:
+        self._bridge = bridge
+
+    async def write(self, text: str) -> int:
+        data = text.encode("utf-8")
+        if not self._bridge.send_nowait(data):
+            import anyio.to_thread
+
+            await anyio.to_thread.run_sync(self._bridge.send, data)
+        return len(text)
+
+    async def flush(self) -> None:
+        return None  # every write is handed on whole; the writer thread writes it out
+
+
+class Bridge:
+    """The two threads between the wire and the SDK's stdio server."""
 
     def __init__(self, wire_in: int, wire_out: int, early: EarlyAnswers) -> None:
         self._wire_in, self._wire_out, self._early = wire_in, wire_out, early
-        self._to_sdk_r, self._to_sdk_w = os.pipe()
-        self._from_sdk_r, self._from_sdk_w = os.pipe()
-        self._wire_lock = threading.Lock()
-        #: Set when the SDK reads its stdin: from then on every message is its to answer.
+        self._inbox = _Inbox()
+        self._out: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._out_bytes = 0
+        self._out_room = threading.Condition()
+        #: Set when the SDK serves: from then on every message is its to answer.
         self.serving = threading.Event()
         self._reader = threading.Thread(target=self._read_wire, name="mcp-wire-in", daemon=True)
         self._writer = threading.Thread(target=self._copy_out, name="mcp-wire-out", daemon=True)
 
-    def start(self) -> None:
-        self._reader.start()
-        self._writer.start()
+    @classmethod
+    def take_wire(cls, early: EarlyAnswers) -> Bridge:
+        """Move the wire off fd 0 and 1 and start both threads on it."""
+        bridge = cls(*_take_wire(), early)
+        bridge._reader.start()
+        bridge._writer.start()
+        return bridge
 
-    def sdk_streams(self) -> tuple[io.TextIOWrapper, io.TextIOWrapper]:
-        """The SDK's stdin and stdout, as its stdio transport wraps the real ones."""
-        stdin = io.TextIOWrapper(
-            os.fdopen(self._to_sdk_r, "rb"), encoding="utf-8", errors="replace"
-        )
-        return stdin, io.TextIOWrapper(os.fdopen(self._from_sdk_w, "wb"), encoding="utf-8")
+    def sdk_streams(self) -> tuple[WireIn, WireOut]:
+        """The SDK's stdin and stdout."""
+        return WireIn(self._inbox), WireOut(self)
 
-    def finish(self, stdout: io.TextIOWrapper) -> None:
-        """After the SDK stopped: close its stdout, then let the writer drain it."""
-        stdout.close()
+    def finish(self) -> None:
+        """After the SDK stopped: let the writer write out what is left, then stop it."""
+        self._out.put(None)
         self._writer.join()
 
-    def _send(self, data: bytes) -> None:
-        with self._wire_lock:
-            _write_all(self._wire_out, data)
+    def send_nowait(self, data: bytes) -> bool:
+        """Queue ``data`` for the wire unless ``_OUTBOX_BYTES`` are waiting already."""
+        with self._out_room:
+            if self._out_bytes >= _OUTBOX_BYTES:
+                return False
+            self._out_bytes += len(data)
+        self._out.put(data)
+        return True
+
+    def send(self, data: bytes) -> None:
+        """Queue ``data`` for the wire, waiting for room (never on the event loop)."""
+        with self._out_room:
+            while self._out_bytes >= _OUTBOX_BYTES:
+                self._out_room.wait()
+            self._out_bytes += len(data)
+        self._out.put(data)
 
     def _read_wire(self) -> None:
         with os.fdopen(self._wire_in, "rb") as wire:
@@ -201,28 +288,30 @@ class _Bridge:
                         message = None  # not JSON: the SDK answers with its parse error
                     reply, pass_on = self._early.answer(message)
                     if reply is not None:
-                        self._send(json.dumps(reply, separators=(",", ":")).encode() + b"\n")
+                        self.send(json.dumps(reply, separators=(",", ":")).encode() + b"\n")
                     if not pass_on:
                         continue
-                _write_all(self._to_sdk_w, line)
-        os.close(self._to_sdk_w)  # the client closed the wire: the SDK reads EOF and stops
+                self._inbox.put(line)
+        self._inbox.put(None)  # the client closed the wire: the SDK reads its end and stops
 
     def _copy_out(self) -> None:
         dropped = False
-        with os.fdopen(self._from_sdk_r, "rb") as sdk:
-            for line in sdk:
-                if not dropped and self._early.initialize_id is not None:
-                    try:
-                        message = json.loads(line)
-                    except ValueError:
-                        message = None
-                    if isinstance(message, dict) and "method" not in message:
-                        if message.get("id") == self._early.initialize_id:
-                            dropped = True  # answered already, the same way
-                            if "error" in message:  # cannot happen for what _handshake accepts
-                                log.error("the SDK refused the initialize answered early")
-                            continue
-                self._send(line)
+        while (data := self._out.get()) is not None:
+            with self._out_room:
+                self._out_bytes -= len(data)
+                self._out_room.notify()
+            if not dropped and self._early.initialize_id is not None:
+                try:
+                    message = json.loads(data)
+                except ValueError:
+                    message = None
+                if isinstance(message, dict) and "method" not in message:
+                    if message.get("id") == self._early.initialize_id:
+                        dropped = True  # answered already, the same way
+                        if "error" in message:  # cannot happen for what _handshake accepts
+                            log.error("the SDK refused the initialize answered early")
+                        continue
+            _write_all(self._wire_out, data)
 
 
 def serve_command() -> None:
@@ -233,8 +322,7 @@ def serve_command() -> None:
 
     exec_without_token()  # a long-running process never keeps the skills token in its environ
     early = EarlyAnswers(package_version(), lambda: tool_entries(load_catalogue()))
-    bridge = _Bridge(*_take_wire(), early)
-    bridge.start()
+    bridge = Bridge.take_wire(early)
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
 
     import anyio
@@ -245,5 +333,9 @@ def serve_command() -> None:
     stdin, stdout = bridge.sdk_streams()
     with Runtime.from_settings(handed_over_settings()) as runtime:
         bridge.serving.set()
-        anyio.run(serve, runtime.host, anyio.wrap_file(stdin), anyio.wrap_file(stdout))
-    bridge.finish(stdout)
+        anyio.run(serve, runtime.host, stdin, stdout)
+    bridge.finish()
+
+
+if __name__ == "__main__":  # pragma: no cover - ``python -m client.mcp_stdio``
+    serve_command()

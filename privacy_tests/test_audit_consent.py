@@ -224,7 +224,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 async def main():
-    params = StdioServerParameters(command=sys.executable, args=["-m", "client.mcp_server"],
+    params = StdioServerParameters(command=sys.executable, args=["-m", "client.mcp_stdio"],
                                    env=json.loads(sys.argv[1]), cwd=sys.argv[2])
     async with Client(params) as client:
         await client.call_tool("read_note", {"note_name": "cnryconsentmcp0"})

@@ -27,11 +27,12 @@ from client.skills._execute import (
     DEFAULT_LIMITS,
     INTERPRETERS,
     ScriptLimits,
+    find_sandbox,
     interpreter_for,
     run_script,
 )
 from client.skills._http import SkillsApi, skill_path
-from client.skills._sandbox import Sandbox, find_sandbox
+from client.skills._sandbox import Sandbox
 from contract.schema import ErrorClass, Outcome
 
 __all__ = [

@@ -22,11 +22,13 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from types import MappingProxyType
 from typing import IO, Any
 
-from client.skills._sandbox import MOUNT, Sandbox, SandboxLimits
+from client.skills._limits import SandboxLimits
+from client.skills._sandbox import MOUNT, Sandbox, build_sandbox
 from client.skills._watchdog import watch
 
 __all__ = [
@@ -35,6 +37,7 @@ __all__ = [
     "Interpreter",
     "ScriptLimits",
     "ScriptRun",
+    "find_sandbox",
     "interpreter_for",
     "probe",
     "run_script",
@@ -299,3 +302,10 @@ def probe(sandbox: Sandbox) -> bool:
     except (OSError, subprocess.SubprocessError):
         return False
     return (run.exit_code, run.stdout) == (0, "ok\n")
+
+
+@cache
+def find_sandbox() -> Sandbox | None:
+    """bubblewrap when it is installed AND runs a script in this sandbox here; else ``None``."""
+    sandbox = build_sandbox()
+    return sandbox if sandbox is not None and probe(sandbox) else None

@@ -20,7 +20,8 @@ It holds for any caller, root included (each guarantee has a test in
   processes, no core, no message queues); the deadline and the TOTAL memory and process
   count are enforced from outside, by the caller's watchdog (``client/skills/_watchdog.py``),
   which the script cannot see, signal or trace.
-Where bubblewrap is missing or cannot build this sandbox there is none: the tool refuses to
+Where bubblewrap is missing or cannot build this sandbox there is none (``build_sandbox``
+builds it, ``_execute.find_sandbox`` tries it): the tool refuses to
 run unless the user opted in (see ``docs/cloud-skills.md``).
 """
 
@@ -35,12 +36,12 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
+from client.skills._limits import SandboxLimits
 from client.skills._seccomp import seccomp_filter
 
-__all__ = ["MOUNT", "NOBODY", "PYTHON", "Launch", "Sandbox", "SandboxLimits", "find_sandbox"]
+__all__ = ["MOUNT", "NOBODY", "PYTHON", "Launch", "Sandbox", "SandboxLimits", "build_sandbox"]
 
 #: Where the scratch folder (a tmpfs) appears inside the sandbox.
 MOUNT = "/work"
@@ -65,19 +66,6 @@ _LAUNCHER = (
     "(r.RLIMIT_NPROC,p),(r.RLIMIT_CORE,0),(r.RLIMIT_MSGQUEUE,0)):r.setrlimit(k,(v,v))\n"
     "os.execv(sys.argv[2],sys.argv[2:])\n"
 )
-
-
-@dataclass(frozen=True, slots=True)
-class SandboxLimits:
-    #: the sum over every process of the sandbox (the watchdog), and each one's address space
-    memory_bytes: int = 256 * 1024 * 1024
-    file_bytes: int = 16 * 1024 * 1024
-    open_files: int = 64
-    #: every process of the sandbox, the script included
-    processes: int = 32
-    #: the scratch tmpfs ``/work``; ``/tmp`` and ``/dev/shm`` get ``tmp_bytes`` each
-    scratch_bytes: int = 64 * 1024 * 1024
-    tmp_bytes: int = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,9 +286,9 @@ def _runtime() -> tuple[str, str] | None:
     return None
 
 
-@cache
-def find_sandbox() -> Sandbox | None:
-    """bubblewrap when it is installed AND builds this sandbox here; else ``None``."""
+def build_sandbox() -> Sandbox | None:
+    """A bubblewrap sandbox built for this machine, not yet tried (``_execute.find_sandbox``
+    tries it); ``None`` without bubblewrap or a runtime it can reach."""
     if not sys.platform.startswith("linux"):
         return None
     bwrap = shutil.which("bwrap") or ("/usr/bin/bwrap" if Path("/usr/bin/bwrap").exists() else None)
@@ -309,9 +297,6 @@ def find_sandbox() -> Sandbox | None:
         return None
     python, prefix = runtime
     try:
-        sandbox = Sandbox(bwrap, python, prefix, _layout(python, prefix))
+        return Sandbox(bwrap, python, prefix, _layout(python, prefix))
     except (OSError, subprocess.SubprocessError):
         return None
-    from client.skills._execute import probe  # it runs a script in the sandbox: a cycle
-
-    return sandbox if probe(sandbox) else None

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import subprocess
 
-    from client.skills._sandbox import SandboxLimits
+    from client.skills._limits import SandboxLimits
 
 __all__ = ["Verdict", "watch"]
 

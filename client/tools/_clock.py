@@ -8,6 +8,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from client.errors import ToolFailure
+from client.host import Handler
 from contract.schema import ErrorClass
 
 __all__ = ["make_get_datetime"]
@@ -26,7 +27,7 @@ def _offset(delta: timedelta | None) -> str:
     return f"{sign}{hours:02d}:{mins:02d}"
 
 
-def make_get_datetime(clock: Clock = _now_local) -> Callable[[Mapping[str, Any]], Any]:
+def make_get_datetime(clock: Clock = _now_local) -> Handler:
     """The ``get_datetime`` handler; ``clock`` returns an aware local time (injectable)."""
 
     def get_datetime(args: Mapping[str, Any]) -> dict[str, Any]:

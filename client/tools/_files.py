@@ -18,14 +18,13 @@ from typing import Any
 
 from client._files import write_replace
 from client.errors import ToolFailure
-from client.host import Reply
+from client.host import Handler, Reply
 from client.tools._common import not_found, opt_int, opt_str
 from client.tools._walk import Walk
 from contract.schema import ErrorClass, Outcome
 
 __all__ = ["FilesRoot", "files_handlers"]
 
-Handler = Callable[[Mapping[str, Any]], Any]
 
 #: Files larger than this are searched by name only.
 SEARCH_CONTENT_LIMIT = 1024 * 1024

@@ -12,7 +12,7 @@ import os
 import re
 import secrets
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email import policy
@@ -24,13 +24,12 @@ from typing import Any
 
 from client._files import fsync_dir, write_temp
 from client.errors import ToolFailure
-from client.host import Reply
+from client.host import Handler, Reply
 from client.tools._common import not_found, opt_int, opt_str
 from contract.schema import ErrorClass, Outcome
 
 __all__ = ["OUTBOX", "SENDER", "Maildirs", "mail_handlers"]
 
-Handler = Callable[[Mapping[str, Any]], Any]
 
 INBOX = "INBOX"
 OUTBOX = "Outbox"

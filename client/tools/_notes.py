@@ -11,7 +11,7 @@ import hashlib
 import json
 import unicodedata
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,13 +19,11 @@ from typing import Any
 
 from client._files import file_lock, write_new, write_replace
 from client.errors import ToolFailure
-from client.host import Reply
+from client.host import Handler, Reply
 from client.tools._common import not_found, opt_int, opt_str
 from contract.schema import ErrorClass, Outcome
 
 __all__ = ["Note", "NotesStore", "notes_handlers"]
-
-Handler = Callable[[Mapping[str, Any]], Any]
 
 
 def title_key(title: str) -> str:

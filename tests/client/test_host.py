@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ from client.apps import StaticAppProbe
 from client.errors import ToolFailure
 from client.host import Reply, ToolHost
 from contract.schema import AppState, ArgName, ErrorClass, Outcome, ToolName
+from tests._servers import HANG_S
 
 CANARY = "canary-7f3a@example.com"
 
@@ -148,3 +150,133 @@ def test_a_structured_failed_reply_keeps_a_failure_context() -> None:
     ctx = host.failure_for("recipe_run")
     assert ctx is not None and ctx.error_class is ErrorClass.step_failed
     assert CANARY not in repr(ctx)
+
+
+# -- one refusal path: however a call fails, the same record is kept ----------------------------
+def _handler_raising(failure: ToolFailure) -> Callable[[Mapping[str, Any]], Any]:
+    def handler(args: Mapping[str, Any]) -> Any:
+        raise failure
+
+    return handler
+
+
+#: (how the call fails, tool, arguments, error class, outcome, the ring's tool)
+REFUSALS: list[tuple[str, str, Any, ErrorClass, Outcome, ToolName]] = [
+    ("unknown tool", CANARY, {"x": CANARY}, ErrorClass.unknown_tool, Outcome.invalid,
+     ToolName.other),
+    ("unknown tool, arguments not an object", CANARY, [CANARY], ErrorClass.unknown_tool,
+     Outcome.invalid, ToolName.other),
+    ("arguments not an object", "read_note", [CANARY], ErrorClass.invalid_arguments,
+     Outcome.invalid, ToolName.read_note),
+    ("invalid arguments", "read_note", {"note_name": 5}, ErrorClass.invalid_arguments,
+     Outcome.invalid, ToolName.read_note),
+    ("no handler", "list_files", {}, ErrorClass.unavailable, Outcome.failed,
+     ToolName.list_files),
+    ("the tool failed", "read_note", {"note_name": CANARY}, ErrorClass.not_found,
+     Outcome.failed, ToolName.read_note),
+    ("the tool crashed", "create_note", {"note_name": CANARY}, ErrorClass.internal_error,
+     Outcome.failed, ToolName.create_note),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "error_class", "outcome", "ring_tool"),
+    [r[1:] for r in REFUSALS],
+    ids=[r[0] for r in REFUSALS],
+)
+def test_every_refusal_keeps_the_same_record(
+    host: ToolHost,
+    tool: str,
+    args: Any,
+    error_class: ErrorClass,
+    outcome: Outcome,
+    ring_tool: ToolName,
+) -> None:
+    """Ring, FailureContext and answer are the same shape whatever stopped the call, and no
+    part of them holds what was passed (the canary)."""
+    seen: list[object] = []
+    host.add_failure_listener(seen.append)
+    result = host.dispatch(tool, args)
+    assert result.error is not None and result.error.error_class is error_class
+    assert result.outcome is outcome and not result.ok and result.can_report_friction
+    assert result.to_dict()["error"]["class"] == error_class.value
+    last = host.ring.snapshot()[-1]
+    assert (last.tool, last.outcome) == (ring_tool, outcome)
+    ctx = host.last_failure
+    assert ctx is not None and ctx.tool is ring_tool and ctx.error_class is error_class
+    assert seen == [ctx]
+    everything = repr((result, result.to_dict(), ctx, host.ring.snapshot()))
+    assert CANARY not in everything
+
+
+def test_a_handler_failure_keeps_its_own_code_and_outcome() -> None:
+    failure = ToolFailure(
+        ErrorClass.conflict, "already there", code="note_exists", outcome=Outcome.invalid
+    )
+    host = ToolHost({"create_note": _handler_raising(failure)})
+    result = host.dispatch("create_note", {"note_name": "a"})
+    assert result.error is not None
+    assert (result.error.code, result.error.message, result.outcome) == (
+        "note_exists",
+        "already there",
+        Outcome.invalid,
+    )
+
+
+# -- failure listeners off the call path --------------------------------------------------------
+def test_off_the_call_path_a_call_answers_before_its_listener_runs(host: ToolHost) -> None:
+    """A listener that cannot finish until the call has answered: run on the call path, it
+    would hold the call until its guard gives up, and would see the call unanswered."""
+    answered = threading.Event()
+    saw_answer: list[bool] = []
+
+    def slow(ctx: object) -> None:
+        saw_answer.append(answered.wait(timeout=HANG_S))
+
+    host.add_failure_listener(slow)
+    with host.listeners_off_the_call_path():
+        result = host.dispatch("read_note", {"note_name": "a"})
+        answered.set()
+    assert result.error is not None
+    assert saw_answer == [True]
+
+
+def test_leaving_the_lane_tells_the_latest_failure(host: ToolHost) -> None:
+    """A burst of failures is told once it settles, at least its last one; on leaving, nothing
+    kept is left untold."""
+    told: list[ToolName] = []
+    host.add_failure_listener(lambda ctx: told.append(ctx.tool))
+    with host.listeners_off_the_call_path():
+        for _ in range(50):
+            host.dispatch("read_note", {"note_name": "a"})
+        host.dispatch(CANARY, {})  # the last failure: an unknown tool
+    assert 1 <= len(told) <= 51
+    assert told[-1] is ToolName.other
+
+
+def test_a_listener_that_raises_does_not_stop_the_lane(
+    host: ToolHost, caplog: pytest.LogCaptureFixture
+) -> None:
+    told: list[ToolName] = []
+    first_told = threading.Event()
+
+    def flaky(ctx: Any) -> None:
+        told.append(ctx.tool)
+        first_told.set()
+        if len(told) == 1:
+            raise ValueError(CANARY)
+
+    host.add_failure_listener(flaky)
+    with host.listeners_off_the_call_path():
+        host.dispatch("read_note", {"note_name": "a"})
+        assert first_told.wait(HANG_S)
+        host.dispatch(CANARY, {})
+    assert told == [ToolName.read_note, ToolName.other]
+    assert "ValueError" in caplog.text and CANARY not in caplog.text
+
+
+def test_outside_the_lane_listeners_run_in_the_call(host: ToolHost) -> None:
+    told: list[threading.Thread] = []
+    host.add_failure_listener(lambda ctx: told.append(threading.current_thread()))
+    host.dispatch("read_note", {"note_name": "a"})
+    assert told == [threading.current_thread()]

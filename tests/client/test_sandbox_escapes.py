@@ -19,8 +19,14 @@ from typing import Any
 
 import pytest
 
-from client.skills._execute import ScriptLimits, ScriptRun, interpreter_for, run_script
-from client.skills._sandbox import MOUNT, SandboxLimits, find_sandbox
+from client.skills._execute import (
+    ScriptLimits,
+    ScriptRun,
+    find_sandbox,
+    interpreter_for,
+    run_script,
+)
+from client.skills._sandbox import MOUNT, SandboxLimits
 
 pytestmark = [
     pytest.mark.slow,  # every test starts the sandbox

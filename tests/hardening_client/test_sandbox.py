@@ -24,8 +24,13 @@ import pytest
 from client.host import ToolHost
 from client.settings import ClientSettings
 from client.skills import skill_handlers
-from client.skills._execute import ScriptLimits, ScriptRun, interpreter_for, run_script
-from client.skills._sandbox import find_sandbox
+from client.skills._execute import (
+    ScriptLimits,
+    ScriptRun,
+    find_sandbox,
+    interpreter_for,
+    run_script,
+)
 from contract.schema import ErrorClass, Outcome
 from tests._servers import HANG_S, serving_stub, wait_until
 

@@ -17,7 +17,7 @@ def server_command() -> tuple[str, list[str]]:
     script = Path(sys.executable).with_name("lmcp")
     if script.exists() or shutil.which("lmcp"):
         return str(script if script.exists() else shutil.which("lmcp")), ["mcp"]
-    return sys.executable, ["-m", "client.mcp_server"]
+    return sys.executable, ["-m", "client.mcp_stdio"]
 
 
 @asynccontextmanager

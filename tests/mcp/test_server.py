@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.to_thread
 import duckdb
 import mcp_types as types
 import pytest
@@ -17,6 +19,7 @@ from client.host import ToolHost, ToolResult
 from client.mcp_server import GENERIC_ERROR, build_server
 from client.runtime import Runtime
 from contract.catalogue import raw_catalogue
+from tests._servers import HANG_S, wait_until
 from tests.mcp.conftest import mcp_session
 
 pytestmark = pytest.mark.slow  # every test here starts a process
@@ -204,16 +207,99 @@ def test_a_cancelled_call_stops_the_recipe_waiting_in_it(tmp_path: Path) -> None
     assert host.dispatch("recipe_save", {"manifest": manifest}).ok
     server = build_server(host)
 
-    async def run() -> tuple[float, types.CallToolResult]:
+    async def run() -> types.CallToolResult:
         async with InMemoryTransport(server) as (read, write), ClientSession(read, write) as s:
             await s.initialize()
-            start = anyio.current_time()
             with pytest.raises(MCPError):  # the client times out and cancels the request
                 await s.call_tool("recipe_run", {"name": "Slow"}, read_timeout_seconds=0.3)
-            after = await s.call_tool("get_datetime", {})  # waits for the dispatch lock
-            return anyio.current_time() - start, after
+            return await s.call_tool("recipe_save", {"manifest": manifest})  # waits for the lane
 
-    elapsed, after = anyio.run(run)
-    assert not after.is_error
-    assert elapsed < 30, "the recipe's pause was not cancelled"
-    assert host.ring.snapshot()[-2].outcome.value == "failed"  # the cancelled recipe_run
+    after = anyio.run(run)
+    assert after.is_error  # the recipe exists: refused, but answered
+    # The recipe ended failed (cancelled at its pause), before the next call of its lane ran:
+    # had it not stopped, it would have waited out its pause and then ended ok.
+    recorded = [(e.tool.value, e.outcome.value) for e in host.ring.snapshot()[-2:]]
+    assert recorded == [("recipe_run", "failed"), ("recipe_save", "failed")]
+
+
+def _blocking_host(blocked: str) -> tuple[ToolHost, threading.Event, threading.Event]:
+    """A host whose ``blocked`` tool waits until released; every other tool answers at once."""
+    entered, release = threading.Event(), threading.Event()
+
+    def waits(args: Any) -> Any:
+        entered.set()
+        return {"released": release.wait(HANG_S)}
+
+    def answers(args: Any) -> Any:
+        return {"answered": True}
+
+    handlers = dict.fromkeys(("report_friction", "create_note", "get_datetime"), answers)
+    handlers[blocked] = waits
+    return ToolHost(handlers), entered, release
+
+
+_CALLS = {
+    "report_friction": {"friction_type": "cannot_complete"},
+    "create_note": {"note_name": "n"},
+    "get_datetime": {},
+}
+
+
+@pytest.mark.parametrize(
+    ("blocked", "other"),
+    [
+        ("report_friction", "create_note"),  # a report waiting on the network holds no tool up
+        ("create_note", "report_friction"),  # nor does a tool hold a report up
+        ("report_friction", "get_datetime"),
+    ],
+)
+def test_a_report_and_a_tool_never_wait_for_each_other(blocked: str, other: str) -> None:
+    """``blocked`` is held inside its handler until ``other`` has answered: in one lane, the
+    second call would wait for the first, which would wait out its guard and answer unreleased."""
+    from mcp.client._memory import InMemoryTransport
+
+    host, entered, release = _blocking_host(blocked)
+    server = build_server(host)
+
+    async def run() -> tuple[dict[str, Any], dict[str, Any]]:
+        results: dict[str, types.CallToolResult] = {}
+        async with InMemoryTransport(server) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            async with anyio.create_task_group() as tasks:
+
+                async def first() -> None:
+                    results["first"] = await s.call_tool(blocked, _CALLS[blocked])
+
+                tasks.start_soon(first)
+                assert await anyio.to_thread.run_sync(entered.wait, HANG_S)
+                results["second"] = await s.call_tool(other, _CALLS[other])
+                release.set()
+        return _payload(results["first"]), _payload(results["second"])
+
+    first, second = anyio.run(run)
+    assert second["result"] == {"answered": True}
+    assert first["result"] == {"released": True}
+
+
+def test_a_failure_is_kept_for_preview_after_the_call_answered(tmp_path: Path) -> None:
+    """Signals on: the failed call answers at once; its shapes reach ``last_failure.json``
+    meanwhile, and a burst's last failure is there when the server has stopped."""
+    env = _env(tmp_path, signals="on")
+    path = tmp_path / "home" / "last_failure.json"
+
+    async def run() -> tuple[types.CallToolResult, int]:
+        async with mcp_session(env) as session:
+            failed = await session.call_tool("read_note", {"note_name": "Diary CANARY-7"})
+            polls = await anyio.to_thread.run_sync(
+                lambda: wait_until(path.exists, what="the kept failure")
+            )
+            for _ in range(20):  # a burst, ending with another tool's failure
+                await session.call_tool("read_note", {"note_name": "Diary CANARY-7"})
+            await session.call_tool("read_file", {"path": "no-such-file-CANARY-7"})
+        return failed, polls
+
+    failed, polls = anyio.run(run)
+    assert failed.is_error and polls >= 1
+    kept = json.loads(path.read_text())
+    assert kept["tool"] == "read_file" and kept["error_class"] == "not_found"
+    assert b"CANARY" not in path.read_bytes()

@@ -22,7 +22,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
-from client.mcp_stdio import HANDSHAKE_VERSIONS, EarlyAnswers
+from client.mcp_identity import HANDSHAKE_VERSIONS
+from client.mcp_stdio import EarlyAnswers
 from contract.schema import FrictionType
 from tests.mcp.conftest import REPO, mcp_session, server_command
 

@@ -30,7 +30,7 @@ async def _session(env: dict[str, str]) -> AsyncIterator[ClientSession]:
     if script.exists() or shutil.which("lmcp"):
         command, args = str(script if script.exists() else shutil.which("lmcp")), ["mcp"]
     else:
-        command, args = sys.executable, ["-m", "client.mcp_server"]
+        command, args = sys.executable, ["-m", "client.mcp_stdio"]
     params = StdioServerParameters(command=command, args=args, env=env, cwd=str(REPO))
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()

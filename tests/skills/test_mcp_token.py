@@ -48,7 +48,7 @@ def _payload(result: types.CallToolResult) -> dict[str, Any]:
 def _serve_and_inspect(env: dict[str, str], slug: str) -> dict[str, Any]:
     async def run() -> dict[str, Any]:
         async with mcp_session(env) as session:  # initialised: the server's final image runs
-            (pid,) = _children_named(b"mcp") or _children_named(b"client.mcp_server")
+            (pid,) = _children_named(b"mcp") or _children_named(b"client.mcp_stdio")
             proc = Path(f"/proc/{pid}")
             seen: dict[str, Any] = {"environ": (proc / "environ").read_bytes()}
             seen["cmdline"] = (proc / "cmdline").read_bytes()

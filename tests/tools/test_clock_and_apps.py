@@ -1,12 +1,17 @@
 from __future__ import annotations
 
+import os
+import time
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 
+import client.apps as apps_module
+from client.apps import FileAppProbe
 from client.paths import LmcpHome
 from client.tools._clock import make_get_datetime
-from contract.schema import ErrorClass
+from contract.schema import AppState, ErrorClass
 from tests.tools.conftest import Call, set_apps
 
 
@@ -52,3 +57,41 @@ def test_a_permission_failure_is_kept_for_friction(call: Call, home: LmcpHome, h
     ctx = host.failure_for("read_note")
     assert ctx is not None and ctx.error_class is ErrorClass.permission_denied
     assert ctx.app.permitted is False
+
+
+def test_the_probe_sees_every_rewrite_of_apps_json(home: LmcpHome) -> None:
+    """Rewritten in place to the same size within one tick of the file system's clock (one
+    app's name for another of the same length, the modification time as it was): same inode,
+    size and time, and still the probe answers from the new content."""
+    probe = FileAppProbe(home.apps)
+    set_apps(home, {"notes": {"installed": False}})
+    tick = os.stat(home.apps).st_mtime_ns
+    for app, other in [("files", "notes"), ("notes", "files")] * 3:
+        assert probe.state(other).installed is False
+        set_apps(home, {app: {"installed": False}})
+        os.utime(home.apps, ns=(tick, tick))
+        assert probe.state(app).installed is False
+        assert probe.state(other).installed is None
+
+
+def test_a_settled_apps_json_is_parsed_once(
+    home: LmcpHome, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    set_apps(home, {"notes": {"running": False}})
+    old = time.time() - 60
+    os.utime(home.apps, (old, old))  # written a minute ago: its stat identifies it
+    parsed: list[object] = []
+    real = apps_module._parse
+
+    def counting(path: Path) -> dict[str, AppState]:
+        parsed.append(path)
+        return real(path)
+
+    monkeypatch.setattr(apps_module, "_parse", counting)
+    probe = FileAppProbe(home.apps)
+    states = [probe.state("notes").running for _ in range(20)]
+    assert states == [False] * 20 and len(parsed) == 1
+    set_apps(home, {"notes": {"running": True}})  # a change of size: parsed again
+    assert probe.state("notes").running is True and len(parsed) == 2
+    home.apps.unlink()
+    assert probe.state("notes") == AppState()

@@ -1,0 +1,21 @@
+"""The sandbox's limits: one value shared by the sandbox that sets them (``_sandbox``), the
+watchdog that enforces the totals from outside (``_watchdog``) and the runner (``_execute``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["SandboxLimits"]
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxLimits:
+    #: the sum over every process of the sandbox (the watchdog), and each one's address space
+    memory_bytes: int = 256 * 1024 * 1024
+    file_bytes: int = 16 * 1024 * 1024
+    open_files: int = 64
+    #: every process of the sandbox, the script included
+    processes: int = 32
+    #: the scratch tmpfs ``/work``; ``/tmp`` and ``/dev/shm`` get ``tmp_bytes`` each
+    scratch_bytes: int = 64 * 1024 * 1024
+    tmp_bytes: int = 16 * 1024 * 1024
