@@ -50,7 +50,7 @@ DaysOpt = Annotated[
 
 def _need_lake() -> None:
     """Exit with one line when the ``[lake]`` extra (deltalake) is not installed."""
-    from collector.mode import LAKE_EXTRA
+    from collector.lake_errors import LAKE_EXTRA
     from lmcp._optional import import_optional
 
     if import_optional("deltalake") is None:
