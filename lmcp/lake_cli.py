@@ -90,7 +90,9 @@ def _memory(value: str | None) -> str:
 
 def _today(value: str | None) -> dt.date:
     if value is None:
-        return dt.datetime.now(dt.UTC).date()
+        from contract.days import utc_today
+
+        return utc_today()
     try:
         return dt.date.fromisoformat(value)
     except ValueError:
