@@ -13,6 +13,8 @@ from types import ModuleType
 
 __all__ = ["absent_module", "import_optional", "install_hint"]
 
+#: This distribution's packages (pyproject.toml's wheel ``packages``, which an installed copy
+#: cannot read; tests/test_one_package_list.py checks the two agree).
 _OWN_PACKAGES = frozenset(
     {"contract", "service", "client", "collector", "cloudskills", "analysis", "lmcp"}
 )

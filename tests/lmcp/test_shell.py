@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 from contract.version import DISTRIBUTION
 from lmcp import cli
 from lmcp.cli import app
+from tests._packages import PACKAGES
 from tests._servers import HANG_S
 
 REPO = Path(__file__).resolve().parents[2]
@@ -127,7 +128,7 @@ def test_a_missing_module_of_our_own_is_a_bug_not_an_extra() -> None:
 def _typer_apps() -> list[Path]:
     """Every module of the packages that builds a Typer app."""
     found = []
-    for package in ("contract", "service", "client", "collector", "cloudskills", "analysis"):
+    for package in (p for p in PACKAGES if p != "lmcp"):
         for path in sorted((REPO / package).rglob("*.py")):
             if "typer.Typer(" in path.read_text(encoding="utf-8"):
                 found.append(path)
