@@ -13,11 +13,11 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from contract.version import DISTRIBUTION
+from contract.version import install_hint
 
 __all__ = ["LAKE_EXTRA", "MirrorError", "lake_extra"]
 
-LAKE_EXTRA = f"the lake mode needs the [lake] extra: pip install '{DISTRIBUTION}[lake]'"
+LAKE_EXTRA = f"the lake mode needs the [lake] extra: {install_hint('lake')}"
 
 
 class MirrorError(Exception):
