@@ -10,7 +10,9 @@ an answer only after its transaction committed). What differs is all here, behin
 - whether the store is healthy (``problem``: None, or why readiness should answer 503).
 
 ``open_lake_analysis`` is the analysis package's one door into a lake (the steward's view,
-the released cells, the mirror); nothing above the collector imports ``collector.lake``.
+the released cells, the mirror; ``MirrorError``, from ``collector/lake_errors.py``, is what
+it raises for a mirror file it must not touch); nothing above the collector imports
+``collector.lake``.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Protocol
 import duckdb
 
 from collector.backup import DatabaseBackup, StewardBackup
+from collector.lake_errors import MirrorError, lake_extra
 from collector.read_routes import FileReads, StewardReads
 from collector.retention import RetentionJob
 from collector.settings import CollectorSettings
@@ -31,20 +34,12 @@ from collector.webhook import AlertSource, Webhook
 from service.db import Database
 
 __all__ = [
-    "LAKE_EXTRA",
     "FileMode",
     "MirrorError",
     "StorageMode",
     "open_lake_analysis",
     "storage_mode",
 ]
-
-#: What a lake setting says when the ``[lake]`` extra (deltalake) is not installed.
-LAKE_EXTRA = "the lake mode needs the [lake] extra: pip install 'lmcp-friction[lake]'"
-
-
-class MirrorError(Exception):
-    """A steward's mirror file cannot be used (not a mirror, another lake's, or in use)."""
 
 
 class StorageMode(Protocol):
@@ -135,12 +130,8 @@ def storage_mode(
     """The mode ``settings`` choose: the lake when ``lake_uri`` is set (``[lake]`` extra; its
     releases are ``lmcp lake release``'s, which sends no alerts)."""
     if settings.lake_uri:
-        try:
-            from collector.lake.mode import LakeMode  # deltalake: the [lake] extra
-        except ModuleNotFoundError as exc:
-            if exc.name is None or exc.name.split(".")[0] != "deltalake":
-                raise
-            raise RuntimeError(LAKE_EXTRA) from None
+        with lake_extra():
+            from collector.lake.mode import LakeMode
         return LakeMode(settings, db, telemetry, today)
     return FileMode(settings, db, telemetry, today, alerts)
 
@@ -153,10 +144,6 @@ def open_lake_analysis(
     each id once (the steward's view); with ``mirror`` on that local copy of the compacted
     days, synced first (``MirrorError`` for a file it must not touch). ``FileNotFoundError``
     when no table is there."""
-    try:
+    with lake_extra():
         from collector.lake.analysis import open_lake
-    except ModuleNotFoundError as exc:
-        if exc.name is None or exc.name.split(".")[0] != "deltalake":
-            raise
-        raise RuntimeError(LAKE_EXTRA) from None
     return open_lake(uri, raw=raw, mirror=mirror)

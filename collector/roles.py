@@ -25,6 +25,7 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials
 
 from collector.settings import CollectorSettings
+from contract.days import utc_today
 from service.auth import bearer_scheme
 from service.db import Database
 from service.errors import ProblemError
@@ -123,7 +124,7 @@ async def audit_read(
 ) -> None:
     """Record one steward read in ``trail`` before it is served (validated values only). Any
     failure to record refuses the read (503 ``audit_failed``)."""
-    day = today or dt.datetime.now(dt.UTC).date()
+    day = today or utc_today()
     try:
         await trail.record(AuditRow(day, steward.label, route, _filter_text(filters)))
     except Exception:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
-__all__ = ["DISTRIBUTION", "UNKNOWN_VERSION", "package_version"]
+__all__ = ["DISTRIBUTION", "UNKNOWN_VERSION", "install_hint", "package_version"]
 
 DISTRIBUTION = "lmcp-friction"
 #: A source tree that was never installed has no metadata; a valid x.y.z keeps signals valid.
@@ -22,3 +22,8 @@ def package_version() -> str:
         return version(DISTRIBUTION)
     except PackageNotFoundError:
         return UNKNOWN_VERSION
+
+
+def install_hint(extra: str) -> str:
+    """The command that installs ``extra`` of this distribution (its name on the index)."""
+    return f"pip install '{DISTRIBUTION}[{extra}]'"

@@ -11,8 +11,10 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-__all__ = ["absent_module", "import_optional", "install_hint"]
+__all__ = ["absent_module", "import_optional"]
 
+#: This distribution's packages (pyproject.toml's wheel ``packages``, which an installed copy
+#: cannot read; tests/test_one_package_list.py checks the two agree).
 _OWN_PACKAGES = frozenset(
     {"contract", "service", "client", "collector", "cloudskills", "analysis", "lmcp"}
 )
@@ -34,10 +36,3 @@ def import_optional(module: str) -> ModuleType | None:
         if absent_module(exc) is None:
             raise
         return None
-
-
-def install_hint(extra: str) -> str:
-    """The command that installs ``extra`` of this distribution (its name on the index)."""
-    from contract.version import DISTRIBUTION
-
-    return f"pip install '{DISTRIBUTION}[{extra}]'"

@@ -28,7 +28,7 @@ from typer.core import TyperGroup
 from typer.exceptions import TyperException
 
 from lmcp._errors import one_line
-from lmcp._optional import absent_module, import_optional, install_hint
+from lmcp._optional import absent_module, import_optional
 
 __all__ = ["app", "main"]
 
@@ -147,6 +147,8 @@ _GROUPS: dict[str, _Lazy] = {
 
 
 def _missing_extra(command: str, extra: str, module: str) -> typer.Exit:
+    from contract.version import install_hint
+
     typer.echo(
         f"error: `lmcp {command}` needs the [{extra}] extra ({module} is not installed): "
         f"{install_hint(extra)}",

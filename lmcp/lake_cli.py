@@ -50,7 +50,7 @@ DaysOpt = Annotated[
 
 def _need_lake() -> None:
     """Exit with one line when the ``[lake]`` extra (deltalake) is not installed."""
-    from collector.mode import LAKE_EXTRA
+    from collector.lake_errors import LAKE_EXTRA
     from lmcp._optional import import_optional
 
     if import_optional("deltalake") is None:
@@ -90,7 +90,9 @@ def _memory(value: str | None) -> str:
 
 def _today(value: str | None) -> dt.date:
     if value is None:
-        return dt.datetime.now(dt.UTC).date()
+        from contract.days import utc_today
+
+        return utc_today()
     try:
         return dt.date.fromisoformat(value)
     except ValueError:

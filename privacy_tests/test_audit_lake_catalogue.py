@@ -194,7 +194,7 @@ def test_the_delta_log_holds_only_catalogued_keys_and_no_signal_value(
 
 def test_the_lake_section_is_the_same_at_every_generation() -> None:
     """No temporary path, time or random id reaches the page."""
-    from lmcp._catalogue.lake import lake_formats
+    from lmcp.datacatalogue._lake import lake_formats
 
     stored = [fmt for fmt in generate().formats if fmt.key == "duckdb.signals"]
     first = lake_formats(stored, {})

@@ -48,7 +48,7 @@ from collector.lake.releases import LakeReleases, connect, due_periods, release
 from collector.lake.steward import LakeAudit
 from collector.lake.store import LakeStore
 from contract.accountant import ReleasePlan
-from contract.days import PeriodKind, period_end
+from contract.days import PeriodKind, period_end, utc_today
 from contract.limits import LATE_DAYS
 from lakedev.frontdoor import FrontDoor
 from lakedev.seaweed import LoopbackSeaweed
@@ -86,7 +86,7 @@ def _history(store: LakeStore, root: Path, signals: int) -> set[str]:
     if signals <= 0:
         return set()
     db = root / "history.duckdb"
-    synthesize(db, signals, end_day=dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1))
+    synthesize(db, signals, end_day=utc_today() - dt.timedelta(days=1))
     with duckdb.connect(str(db), read_only=True) as con:
         store.append(lake_rows_from_duckdb(con))
         return {str(r[0]) for r in con.execute("SELECT signal_id FROM signals").fetchall()}
@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     out: Path = args.out
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
-    today = dt.datetime.now(dt.UTC).date()
+    today = utc_today()
 
     with console.status("starting SeaweedFS (S3 gateway on loopback)"):
         seaweed = LoopbackSeaweed(folder=out / "seaweedfs").start()

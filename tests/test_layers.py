@@ -2,6 +2,9 @@
 
     lmcp (the shell)  >  analysis  >  client | collector | cloudskills  >  service  >  contract
 
+The layers are import-linter's ``layers`` contract in pyproject.toml (``tests/_packages.py``
+reads them; ``tests/test_one_package_list.py`` checks they hold every package once).
+
 By name: ``lint-imports`` (import-linter, configured in pyproject.toml; ``make check`` runs it)
 is run on a temporary copy of the packages, untouched (it passes) and with one upward or
 sideways import added (it must fail, naming it). By string: no package below the shell loads a
@@ -22,48 +25,11 @@ from pathlib import Path
 
 import pytest
 
+from tests._packages import LAYER, PACKAGES
 from tests._servers import HANG_S
 
 REPO = Path(__file__).resolve().parent.parent
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
-
-#: Each package and its layer (higher imports lower; one layer's siblings are independent).
-LAYER = {
-    "contract": 0,
-    "service": 1,
-    "client": 2,
-    "collector": 2,
-    "cloudskills": 2,
-    "analysis": 3,
-    "lmcp": 4,
-}
-PACKAGES = tuple(LAYER)
-
-
-def test_the_layers_here_are_the_layers_of_pyproject() -> None:
-    text = (REPO / "pyproject.toml").read_text(encoding="utf-8")
-    block = text[text.index("[tool.importlinter]") :]
-    roots = re.search(r"root_packages = \[([^\]]*)\]", block)
-    assert roots is not None
-    assert set(re.findall(r'"(\w+)"', roots.group(1))) == set(PACKAGES)
-    layers = re.search(r"layers = \[([^\]]*)\]", block)
-    assert layers is not None
-    declared = [re.findall(r"\w+", line) for line in re.findall(r'"([^"]+)"', layers.group(1))]
-    assert [[LAYER[p] for p in layer] for layer in declared] == [
-        [4],
-        [3],
-        [2, 2, 2],
-        [1],
-        [0],
-    ]
-    for package in PACKAGES:
-        assert (
-            package
-            in (REPO / "pyproject.toml")
-            .read_text(encoding="utf-8")
-            .split("[tool.hatch.build.targets.wheel]")[1]
-            .split("\n\n")[0]
-        ), f"{package} is not in the wheel"
 
 
 def _copy(tmp_path: Path) -> Path:

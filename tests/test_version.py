@@ -9,9 +9,9 @@ from pathlib import Path
 from client.friction import default_client_info
 from contract.version import package_version
 from service.serving import service_version
+from tests._packages import PACKAGES
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("contract", "service", "client", "collector", "cloudskills", "analysis", "lmcp")
 
 
 def test_every_reported_version_is_pyprojects() -> None:

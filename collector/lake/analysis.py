@@ -1,4 +1,5 @@
-"""What the analysis package reads from a lake, through ``collector.mode.open_lake_analysis``."""
+"""What the analysis package reads from a lake, through ``collector.mode.open_lake_analysis``
+(imported only there, after the ``[lake]`` extra was checked)."""
 
 from __future__ import annotations
 

@@ -40,7 +40,7 @@ from collector.lake.store import (
     shaped_columns,
     signal_columns,
 )
-from collector.mode import MirrorError
+from collector.lake_errors import MirrorError
 
 __all__ = ["MirrorError", "MirrorSync", "open_mirrored", "sync"]
 

@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 from contract.version import DISTRIBUTION
 from lmcp import cli
 from lmcp.cli import app
+from tests._packages import PACKAGES
 from tests._servers import HANG_S
 
 REPO = Path(__file__).resolve().parents[2]
@@ -127,7 +128,7 @@ def test_a_missing_module_of_our_own_is_a_bug_not_an_extra() -> None:
 def _typer_apps() -> list[Path]:
     """Every module of the packages that builds a Typer app."""
     found = []
-    for package in ("contract", "service", "client", "collector", "cloudskills", "analysis"):
+    for package in (p for p in PACKAGES if p != "lmcp"):
         for path in sorted((REPO / package).rglob("*.py")):
             if "typer.Typer(" in path.read_text(encoding="utf-8"):
                 found.append(path)
@@ -161,3 +162,58 @@ def test_cli_modules_live_where_contributing_says() -> None:
             shell = {m for m in _imports(path) if m.startswith("lmcp.")}
             assert shell, f"{relative} needs nothing of the shell: it belongs beside its package"
     assert modules == {m for ms in GROUP_MODULES.values() for m in ms}
+
+
+#: Where a missing module's name is read: the shell's test (is it an extra's?), and the
+#: collector's (is it deltalake, the lake's?), which the collector cannot borrow from above.
+ABSENT_EXTRA_TESTS = {"lmcp/_optional.py", "collector/lake_errors.py"}
+
+
+def _reads_a_missing_modules_name(source: str) -> list[int]:
+    """Lines where the ``.name`` of a ``ModuleNotFoundError``/``ImportError`` is read: one
+    caught by an ``except`` or taken as an annotated parameter."""
+
+    def missing(annotation: ast.expr | None) -> bool:
+        text = ast.unparse(annotation) if annotation is not None else ""
+        return "ModuleNotFoundError" in text or "ImportError" in text
+
+    scopes: list[tuple[str, list[ast.stmt]]] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ExceptHandler) and node.name and missing(node.type):
+            scopes.append((node.name, node.body))
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            args = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+            scopes += [(a.arg, node.body) for a in args if missing(a.annotation)]
+    return sorted(
+        inner.lineno
+        for name, body in scopes
+        for inner in ast.walk(ast.Module(body=body, type_ignores=[]))
+        if isinstance(inner, ast.Attribute)
+        and inner.attr == "name"
+        and isinstance(inner.value, ast.Name)
+        and inner.value.id == name
+    )
+
+
+def test_the_absent_extra_test_is_written_once() -> None:
+    """Every other module asks ``absent_module`` (or ``lake_extra``), never ``exc.name``."""
+    found = {
+        f"{path.relative_to(REPO)}:{line}"
+        for package in PACKAGES
+        for path in sorted((REPO / package).rglob("*.py"))
+        if path.relative_to(REPO).as_posix() not in ABSENT_EXTRA_TESTS
+        for line in _reads_a_missing_modules_name(path.read_text(encoding="utf-8"))
+    }
+    assert found == set()
+    for place in ABSENT_EXTRA_TESTS:
+        assert _reads_a_missing_modules_name((REPO / place).read_text(encoding="utf-8")), place
+
+
+def test_the_check_sees_a_second_absent_extra_test() -> None:
+    copy = (
+        "try:\n    import duckdb\nexcept ModuleNotFoundError as exc:\n"
+        "    if exc.name and exc.name.split('.')[0] == 'duckdb':\n        pass\n"
+    )
+    assert _reads_a_missing_modules_name(copy) == [4, 4]
+    helper = "def absent(exc: ModuleNotFoundError) -> str | None:\n    return exc.name\n"
+    assert _reads_a_missing_modules_name(helper) == [2]

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from service.sql import load_sql
+from tests._packages import PACKAGES
 
 REPO = Path(__file__).resolve().parents[2]
-PACKAGES = ("contract", "service", "client", "collector", "cloudskills", "analysis", "lmcp")
 
 
 @cache

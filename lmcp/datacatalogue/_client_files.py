@@ -1,35 +1,59 @@
 """The client-files section of the data catalogue: the client's own files under ``LMCP_HOME``
-(settings, outbox, sent log, latest failure)."""
+(settings, outbox, sent log, latest failure, contributions). Every name, bound, count and
+vocabulary is read from the client's code; only the prose and the examples are written here."""
 
 from __future__ import annotations
 
-from lmcp.datacatalogue import CatalogueField, DataFormat
+import typing
+from pathlib import Path
+
+from lmcp.datacatalogue._model import CatalogueField, DataFormat
+from lmcp.datacatalogue._text import snake, values_text
+
+
+def _where(path: Path, module: str) -> str:
+    return f"{path.as_posix()} ({module})"
 
 
 def client_formats() -> list[DataFormat]:
+    from client.consent import SETTINGS_KEY, SignalsMode
+    from client.contributions import LEGACY_LIMIT_SETTING, LIMIT_SETTING
+    from client.outbox import MAX_SIGNALS
+    from client.paths import LmcpHome
+    from client.sentlog import MAX_ENTRIES, Status
     from contract.limits import PER_KEY_WEEKLY_LIMIT, WEEKLY_SIGNAL_LIMIT
+    from contract.schema import MAX_ARGS, RING_SIZE, ErrorClass, ToolName
 
     limit = WEEKLY_SIGNAL_LIMIT
+    home = LmcpHome(Path("LMCP_HOME"))
+    modes = ", ".join(m.value for m in SignalsMode)
+    statuses = ", ".join(typing.get_args(Status))
 
+    def vocabulary(enum: type[ToolName] | type[ErrorClass]) -> tuple[str, str]:
+        vocab = snake(enum.__name__)
+        return f"enum {vocab}", values_text(vocab, [m.value for m in enum])
+
+    tool_type, tool_values = vocabulary(ToolName)
+    error_type, error_values = vocabulary(ErrorClass)
     return [
         DataFormat(
             "client.settings",
-            "settings.json",
-            "LMCP_HOME/settings.json (client/consent.py)",
+            home.settings.name,
+            _where(home.settings, "client/consent.py"),
             "The user's choice. Missing or unreadable means OFF; the environment only restricts.",
             (
                 CatalogueField(
-                    "anonymous_signals", "enum", "enum", False,
-                    "off, local, on (true/false from older releases)", '"on"',
+                    SETTINGS_KEY, "enum", "enum", False,
+                    f"{modes} (true/false from older releases)", '"on"',
                     "off: nothing; local: kept for preview/log, never uploaded; on: uploaded.",
                 ),
                 CatalogueField(
-                    "weekly_signal_limit", "integer", "integer", True,
+                    LIMIT_SETTING, "integer", "integer", True,
                     f"0..{limit}", str(limit),
                     "Lowers the weekly contribution bound; never raises it.",
                 ),
                 CatalogueField(
-                    "daily_signal_limit", "integer", "integer", True,
+                    LEGACY_LIMIT_SETTING, "integer", "integer", True,
                     f"0..{limit}", str(limit),
                     "Written by older releases: still read, as one more lower bound of the "
                     "weekly bound.",
@@ -38,23 +62,23 @@ def client_formats() -> list[DataFormat]:
         ),
         DataFormat(
             "client.outbox",
-            "outbox.json",
-            "LMCP_HOME/outbox.json (client/outbox.py)",
+            home.outbox.name,
+            _where(home.outbox, "client/outbox.py"),
             "Signals not delivered yet, one FrictionSignal per line (JSON lines), appended and "
-            "fsynced; at most 1,000, re-validated on load; a torn last line is ignored; off "
-            "purges it.",
+            f"fsynced; at most {MAX_SIGNALS:,}, re-validated on load; a torn last line is "
+            "ignored; off purges it.",
             (CatalogueField("signal", "object", "FrictionSignal", False, "", "{…}"),),
         ),
         DataFormat(
             "client.sent_log",
-            "sent.jsonl",
-            "LMCP_HOME/sent.jsonl (client/sentlog.py)",
+            home.sent_log.name,
+            _where(home.sent_log, "client/sentlog.py"),
             "What was sent (or, in local mode, kept) on this machine, one JSON line each, "
-            "at most 200; the weekly contribution bound counts it with contributions.json.",
+            f"at most {MAX_ENTRIES:,}; the weekly contribution bound counts it with "
+            f"{home.contributions.name}.",
             (
                 CatalogueField(
-                    "status", "enum", "enum", False, "delivered, rejected, expired, local",
-                    '"delivered"',
+                    "status", "enum", "enum", False, statuses, '"delivered"',
                     "expired: too late for its week's release, dropped and never counted.",
                 ),
                 CatalogueField("signal", "object", "FrictionSignal", False, "", "{…}"),
@@ -62,23 +86,24 @@ def client_formats() -> list[DataFormat]:
         ),
         DataFormat(
             "client.last_failure",
-            "last_failure.json",
-            "LMCP_HOME/last_failure.json (client/friction.py)",
+            home.last_failure.name,
+            _where(home.last_failure, "client/friction.py"),
             "The latest failure's shapes, for `lmcp signals preview`; never written when off.",
             (
-                CatalogueField("tool", "enum", "enum tool_name", False, "24 values of `tool_name`",
-                               '"read_note"'),
-                CatalogueField("error_class", "enum", "enum error_class", False,
-                               "15 values of `error_class`", '"not_found"'),
-                CatalogueField("args", "list", "list of ArgShape", False, "0..32 items", "[{…}]"),
-                CatalogueField("ring", "list", "list of RingEntry", False, "0..10 items", "[{…}]"),
+                CatalogueField("tool", "enum", tool_type, False, tool_values, '"read_note"'),
+                CatalogueField("error_class", "enum", error_type, False, error_values,
+                               '"not_found"'),
+                CatalogueField("args", "list", "list of ArgShape", False, f"0..{MAX_ARGS} items",
+                               "[{…}]"),
+                CatalogueField("ring", "list", "list of RingEntry", False,
+                               f"0..{RING_SIZE} items", "[{…}]"),
                 CatalogueField("app", "object", "AppState", False, "", "{…}"),
             ),
         ),
         DataFormat(
             "client.contributions",
-            "contributions.json",
-            "LMCP_HOME/contributions.json (client/contributions.py)",
+            home.contributions.name,
+            _where(home.contributions, "client/contributions.py"),
             f"The weekly contribution bound: at most {limit} signals per UTC week (Monday to "
             f"Sunday), {PER_KEY_WEEKLY_LIMIT} per key, claimed for the week of the signal's "
             "day. Holds the latest day claimed and the keys of that week and the one before, "

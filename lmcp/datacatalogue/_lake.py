@@ -22,12 +22,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from lmcp._catalogue.exports import arrow_kind, arrow_name
-from lmcp._catalogue.lake_log import log_format
-from lmcp._catalogue.storage import COLUMN_VALUES, table_formats
-from lmcp._catalogue.text import sample
-from lmcp._catalogue.wire import example_signal
-from lmcp.datacatalogue import CatalogueField, DataFormat
+from lmcp.datacatalogue._exports import arrow_kind, arrow_name
+from lmcp.datacatalogue._lake_log import log_format
+from lmcp.datacatalogue._model import CatalogueField, DataFormat
+from lmcp.datacatalogue._storage import COLUMN_VALUES, table_formats
+from lmcp.datacatalogue._text import sample
+from lmcp.datacatalogue._wire import example_signal
 
 __all__ = ["MIRROR_TABLES", "example_lake", "lake_formats"]
 

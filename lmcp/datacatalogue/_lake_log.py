@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lmcp._catalogue.text import sample, short
-from lmcp.datacatalogue import CatalogueField, DataFormat
+from lmcp.datacatalogue._model import CatalogueField, DataFormat
+from lmcp.datacatalogue._text import sample, short
 
 __all__ = ["LOG_KEY", "log_fields", "log_format", "stats_columns"]
 

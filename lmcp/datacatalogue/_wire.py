@@ -6,19 +6,14 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import json
-import re
 import types
 import typing
 import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from lmcp._catalogue.text import short, values_text
-from lmcp.datacatalogue import CatalogueField, DataFormat
-
-
-def _snake(name: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+from lmcp.datacatalogue._model import CatalogueField, DataFormat
+from lmcp.datacatalogue._text import short, snake, values_text
 
 
 def example_signal() -> Any:
@@ -114,7 +109,7 @@ class _Walker:
             )
             return
         if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
-            vocab = _snake(annotation.__name__)
+            vocab = snake(annotation.__name__)
             members = tuple(str(m.value) for m in annotation)
             self.vocabularies[vocab] = members
             self.out.append(

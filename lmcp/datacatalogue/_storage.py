@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from lmcp._catalogue.text import sample, values_text
-from lmcp._catalogue.wire import example_signal
-from lmcp.datacatalogue import CatalogueField, DataFormat
+from contract.days import PeriodKind
+from lmcp.datacatalogue._model import CatalogueField, DataFormat
+from lmcp.datacatalogue._text import sample, values_text
+from lmcp.datacatalogue._wire import example_signal
 
 _DUCK_KINDS = (
     ("[]", "list"),
@@ -32,12 +33,13 @@ def _duck_kind(data_type: str) -> str:
     return "other"
 
 
+#: The ranges shown for integer types, from their width in bits (INTEGER's is left out: its
+#: columns show their CHECK constraint instead).
+_UNSIGNED_BITS = {"UTINYINT": 8, "USMALLINT": 16, "UINTEGER": 32}
+_SIGNED_BITS = {"TINYINT": 8, "SMALLINT": 16}
 _DUCK_RANGES = {
-    "UTINYINT": "0..255",
-    "USMALLINT": "0..65535",
-    "UINTEGER": "0..4294967295",
-    "TINYINT": "-128..127",
-    "SMALLINT": "-32768..32767",
+    **{name: f"0..{2**bits - 1}" for name, bits in _UNSIGNED_BITS.items()},
+    **{name: f"{-(2 ** (bits - 1))}..{2 ** (bits - 1) - 1}" for name, bits in _SIGNED_BITS.items()},
     "BOOLEAN": "true, false",
     "DATE": "YYYY-MM-DD (a UTC day)",
     "UUID": "random UUID4",
@@ -99,7 +101,7 @@ COLUMN_VALUES = {
     ("schema_migrations", "name"): "a file name of collector/migrations/",
     ("schema_migrations", "sha256"): "64 hex digits",
     ("release_periods", "day"): "the period's first day (a Monday for a weekly cube)",
-    ("release_periods", "kind"): "week or day",
+    ("release_periods", "kind"): " or ".join(kind.value for kind in PeriodKind),
     ("release_periods", "scale"): "the Gaussian noise's standard deviation of each cell",
     ("release_periods", "params"): "the calibration (rho, delta, scale, l0, l1, linf, l2)",
     ("release_periods", "threshold"): "0 for a known domain; ring3's threshold otherwise",

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
 #: Vocabularies longer than this are listed once, in the vocabulary section, not per field.
 INLINE_VALUES = 8
+
+
+def snake(name: str) -> str:
+    """A vocabulary's name from its enum's: ``ToolName`` -> ``tool_name``."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
 def values_text(vocab: str, members: Sequence[str]) -> str:

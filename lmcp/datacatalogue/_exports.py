@@ -7,8 +7,8 @@ import io
 from collections.abc import Sequence
 from typing import Any
 
-from lmcp._catalogue.text import sample, short
-from lmcp.datacatalogue import CatalogueField, DataFormat
+from lmcp.datacatalogue._model import CatalogueField, DataFormat
+from lmcp.datacatalogue._text import sample, short
 
 
 def arrow_kind(arrow_type: Any) -> str:
