@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import pyarrow as pa
 
-from collector.rows import ValidSignal, rows_from_models
+from collector.rows import ValidSignal, rows_from_models, signal_rows
 
 __all__ = ["LARGE_FLUSH_ROWS", "Flush", "FlushPlan", "WriteResult"]
 
@@ -80,14 +80,14 @@ class Flush:
         """Every signal of the flush, in order, repeated ids included."""
         return [s for batch in self.batches for s in batch]
 
-    def ids(self) -> list[int]:
-        """The id (``uuid.UUID.int``) of every signal of the flush, in order."""
-        return [s.signal_id.int for batch in self.batches for s in batch]
-
     def table(self) -> pa.Table:
         """The rows (``ROWS``) of every signal of the flush, in order, repeated ids included:
         what a store writes when no id repeats (the fast path)."""
         return rows_from_models(self.signals())
+
+    def table_and_ids(self) -> tuple[pa.Table, list[int]]:
+        """``table()``, and the id (``uuid.UUID.int``) of each of its rows."""
+        return signal_rows(self.signals())
 
     def planned(self, stored: Container[int]) -> tuple[FlushPlan, pa.Table]:
         """The plan given the ids already ``stored``, and the rows (``ROWS``) it writes."""

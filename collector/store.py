@@ -5,10 +5,11 @@ store decides HOW its rows are written. ``SignalStore`` is that boundary, and it
 purpose: a store is opened on the writer thread, used only there, one flush at a time, and
 closed there.
 
-``DuckDBStore`` is the collector's store. Each flush is ONE transaction of one statement: its
-rows go into ``signals`` (``collector/sql/insert_rows.sql``), read from the flush's Arrow rows
-(``Flush.table``: built once) through one ``IncomingTable`` registered once on the connection.
-duckdb-python runs it mostly without the GIL while the event loop keeps validating.
+``DuckDBStore`` is the collector's store. Each flush is ONE statement, so one transaction
+(autocommit: no BEGIN and COMMIT statements to pay for): its rows go into ``signals``
+(``collector/sql/insert_rows.sql``), read from the flush's Arrow rows (``Flush.table``: built
+once) through one ``IncomingTable`` registered once on the connection. duckdb-python runs it
+mostly without the GIL while the event loop keeps validating.
 
 De-duplication costs nothing that grows with the file and no statement: ``signals`` has no
 key, and the store holds the ids of the received days not closed yet in memory
@@ -204,18 +205,12 @@ class DuckDBStore:
         return self._open
 
     def write(self, flush: Flush, received_day: dt.date) -> Written:
-        """The flush's rows, each id once and none stored before, in one transaction."""
+        """The flush's rows, each id once and none stored before, in one statement: one
+        transaction, committed when ``execute`` returns (autocommit)."""
         self._prepare(received_day)
-        con = self._con
         rows = self._rows_of(flush)
-        con.execute("BEGIN TRANSACTION")
-        try:
-            with self._incoming.holding(rows.table):
-                con.execute(load_sql(SQL_DIR, "insert_rows"), [received_day])
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
+        with self._incoming.holding(rows.table):
+            self._con.execute(load_sql(SQL_DIR, "insert_rows"), [received_day])
         return self._committed(rows, received_day)
 
     def write_streamed(self, received_day: dt.date, take: TakeFlush) -> Written:
@@ -224,18 +219,10 @@ class DuckDBStore:
         taken. Planning thus overlaps the gathering of the requests instead of following it."""
         self._prepare(received_day)
         stream = _Stream(take, self._rows_of)
-        con = self._con
-        con.execute("BEGIN TRANSACTION")
-        try:
-            with self._incoming.streaming(stream.batches):
-                con.execute(load_sql(SQL_DIR, "insert_rows"), [received_day])
-            if stream.rows is None:
-                con.execute("ROLLBACK")
-                return _NOTHING
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
+        with self._incoming.streaming(stream.batches):
+            self._con.execute(load_sql(SQL_DIR, "insert_rows"), [received_day])
+        if stream.rows is None:  # nobody came: the INSERT read no row
+            return _NOTHING
         return self._committed(stream.rows, received_day)
 
     def close(self) -> None:
@@ -255,10 +242,10 @@ class DuckDBStore:
 
     def _rows_of(self, flush: Flush) -> _Rows:
         """The fast path when no id of the flush repeats or is held; else the plan."""
-        ids = flush.ids()
+        table, ids = flush.table_and_ids()
         fresh = self.open_ids.fresh(ids)
         if fresh is not None:
-            return _Rows(flush.table(), [WriteResult(len(b), 0) for b in flush.batches], fresh)
+            return _Rows(table, [WriteResult(len(b), 0) for b in flush.batches], fresh)
         plan, table = flush.planned(self.open_ids.held(ids))
         return _Rows(table, plan.results, plan.ids)
 
