@@ -9,11 +9,11 @@ the rows' own INSERT. So the store holds the open days' ids as Python integers
 
 Invariant: ``OpenIds`` holds every id that ``signals`` holds on a received day that is not
 closed (not in ``reordered_days``). It is loaded from ``signals`` itself when the store opens
-(``load``), and the store adds a flush's ids only after the flush committed: the file stays
-the one durable truth, and nothing separate can disagree with it after a crash. It may hold
-more for a while -- the ids of a day closed (rewritten) or shipped (lake mode) since -- until
-``prune`` drops that day: so its memory is bounded by the open days' signals (and a retry
-meanwhile is answered as the duplicate it is).
+(``load``); a flush's ids are held once it committed (claimed before its INSERT, released if
+it fails): the file stays the one durable truth, and nothing separate can disagree with it
+after a crash. It may hold more for a while -- the ids of a day closed (rewritten) or shipped
+(lake mode) since -- until ``prune`` drops that day: so its memory is bounded by the open
+days' signals (and a retry meanwhile is answered as the duplicate it is).
 """
 
 from __future__ import annotations
@@ -84,15 +84,26 @@ class OpenIds:
     def __len__(self) -> int:
         return sum(len(ids) for ids in self._days.values())
 
-    def fresh(self, ids: list[int]) -> set[int] | None:
-        """``ids`` as a set when none repeats and none is held (the fast path), else None."""
-        unique = set(ids)
-        if len(unique) != len(ids):
-            return None
+    def claim(self, day: dt.date, ids: list[int]) -> bool:
+        """Hold ``ids`` under received day ``day`` when none is held yet and none repeats (the
+        fast path: one look-up and one insertion per id); else hold nothing and return False.
+        The store claims a flush's ids before its INSERT and ``release``s them if it fails."""
         for held in self._days.values():
-            if not held.isdisjoint(unique):
-                return None
-        return unique
+            if not held.isdisjoint(ids):
+                return False
+        mine = self._days.get(day)
+        if mine is None:
+            mine = self._days[day] = set()
+        before = len(mine)
+        mine.update(ids)
+        if len(mine) - before != len(ids):  # an id repeats within the flush: none was held
+            mine.difference_update(ids)
+            return False
+        return True
+
+    def release(self, day: dt.date, ids: list[int]) -> None:
+        """Undo ``claim(day, ids)`` (its flush failed)."""
+        self._days.get(day, set()).difference_update(ids)
 
     def held(self, ids: Iterable[int]) -> set[int]:
         """Those of ``ids`` already held (stored on an open day)."""
@@ -102,7 +113,7 @@ class OpenIds:
         return out
 
     def add(self, day: dt.date, ids: set[int]) -> None:
-        """Hold ``ids``, stored on received day ``day`` (call after their flush committed)."""
+        """Hold ``ids``, stored on received day ``day`` (after their flush committed)."""
         held = self._days.get(day)
         if held is None:
             self._days[day] = ids

@@ -24,6 +24,7 @@ is rewritten (``collector.retention.reorder_day``).
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import NamedTuple, Protocol
@@ -150,8 +151,10 @@ class _Rows(NamedTuple):
 
     table: pa.Table
     results: list[WriteResult]
-    #: The ids of the rows written (``uuid.UUID.int``), held once the flush committed.
-    ids: set[int]
+    #: The ids claimed for the whole flush (the fast path): released if the flush fails.
+    claimed: list[int] | None
+    #: Else the ids of the rows written (``uuid.UUID.int``), held once the flush committed.
+    planned: set[int]
 
 
 class _Stream:
@@ -208,9 +211,13 @@ class DuckDBStore:
         """The flush's rows, each id once and none stored before, in one statement: one
         transaction, committed when ``execute`` returns (autocommit)."""
         self._prepare(received_day)
-        rows = self._rows_of(flush)
-        with self._incoming.holding(rows.table):
-            self._con.execute(load_sql(SQL_DIR, "insert_rows"), [received_day])
+        rows = self._rows_of(flush, received_day)
+        try:
+            with self._incoming.holding(rows.table):
+                self._con.execute(load_sql(SQL_DIR, "insert_rows"), [received_day])
+        except BaseException:
+            self._failed(rows, received_day)
+            raise
         return self._committed(rows, received_day)
 
     def write_streamed(self, received_day: dt.date, take: TakeFlush) -> Written:
@@ -218,9 +225,14 @@ class DuckDBStore:
         binds and plans it before it asks for the first rows, and only then is the flush
         taken. Planning thus overlaps the gathering of the requests instead of following it."""
         self._prepare(received_day)
-        stream = _Stream(take, self._rows_of)
-        with self._incoming.streaming(stream.batches):
-            self._con.execute(load_sql(SQL_DIR, "insert_rows"), [received_day])
+        stream = _Stream(take, functools.partial(self._rows_of, day=received_day))
+        try:
+            with self._incoming.streaming(stream.batches):
+                self._con.execute(load_sql(SQL_DIR, "insert_rows"), [received_day])
+        except BaseException:
+            if stream.rows is not None:
+                self._failed(stream.rows, received_day)
+            raise
         if stream.rows is None:  # nobody came: the INSERT read no row
             return _NOTHING
         return self._committed(stream.rows, received_day)
@@ -240,17 +252,22 @@ class DuckDBStore:
             self._registered = True
         self.open_ids.prune(self._con, received_day)
 
-    def _rows_of(self, flush: Flush) -> _Rows:
-        """The fast path when no id of the flush repeats or is held; else the plan."""
+    def _rows_of(self, flush: Flush, day: dt.date) -> _Rows:
+        """The fast path when no id of the flush repeats or is held (its ids claimed); else
+        the plan."""
         table, ids = flush.table_and_ids()
-        fresh = self.open_ids.fresh(ids)
-        if fresh is not None:
-            return _Rows(table, [WriteResult(len(b), 0) for b in flush.batches], fresh)
+        if self.open_ids.claim(day, ids):
+            return _Rows(table, [WriteResult(len(b), 0) for b in flush.batches], ids, set())
         plan, table = flush.planned(self.open_ids.held(ids))
-        return _Rows(table, plan.results, plan.ids)
+        return _Rows(table, plan.results, None, plan.ids)
+
+    def _failed(self, rows: _Rows, received_day: dt.date) -> None:
+        if rows.claimed is not None:
+            self.open_ids.release(received_day, rows.claimed)
 
     def _committed(self, rows: _Rows, received_day: dt.date) -> Written:
-        self.open_ids.add(received_day, rows.ids)
+        if rows.claimed is None:
+            self.open_ids.add(received_day, rows.planned)
         return Written(rows.results, False)
 
 
