@@ -71,6 +71,12 @@ def hostile(repeat: int = 5) -> None:
             times.append((time.thread_time() - started) * 1000)
         ms = statistics.median(times)
         worst = max(worst, ms)
-        rows.append([name, f"{len(body):,}", code, f"{ms:.2f}"])
-    rows.append(["worst", "", "", f"{worst:.2f}  (<= 5 ms: {verdict(worst <= 5)})"])
-    table("hostile bodies: CPU to refuse (ms, median)", ["body", "bytes", "answer", "ms"], rows)
+        rows.append([name, f"{len(body):,}", code, f"{ms:.2f}", f"{min(times):.2f}"])
+    rows.append(["worst", "", "", f"{worst:.2f}  (<= 5 ms: {verdict(worst <= 5)})", ""])
+    # The least of the repeats is the body's own cost; the median adds what the machine's
+    # other work took from this core meanwhile (the verdict is on the median).
+    table(
+        f"hostile bodies: CPU to refuse (ms, median and least of {repeat})",
+        ["body", "bytes", "answer", "ms", "least"],
+        rows,
+    )

@@ -16,8 +16,9 @@ CPU time (all its threads, ``/proc``) is read over the measured window: signals 
 CPU-second is the figure that holds on a shared machine; per wall second is printed too.
 
 Targets (issue 25): the collector >= 1.0x the peer at every batch size and >= 0.8x
-validate+discard, per server CPU-second. Then the refusal of hostile bodies (``hostile``):
-the worst <= 5 ms of CPU.
+validate+discard, per server CPU-second. Then what validating, shaping and inserting a signal
+cost on their own, and the collector / discard ratio they leave at best (``floor``); then the
+refusal of hostile bodies (``hostile``): the worst <= 5 ms of CPU.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks._floor import FLUSH_ROWS as FLOOR_ROWS
+from benchmarks._floor import floor
 from benchmarks._hostile import hostile
 from benchmarks._timing import percentile, table, verdict
 from collector.flush import WriteResult
@@ -388,6 +391,13 @@ def run() -> None:
         "collector targets (issue 25)",
         ["ratio", "per CPU-s", "per wall s", "target", "verdict"],
         checks,
+    )
+    pre, post = _signal_template()
+    bodies = [_Bodies(pre, post, 100, c).next() for c in range(FLOOR_ROWS // 100)]
+    table(
+        "the floor of storing: batch 100, one thread of this process, medians",
+        ["step", "CPU"],
+        floor(figures[("discard", 100)].req_cpu_s * 100, bodies),
     )
     hostile()
     print(f"(collector benchmark took {time.monotonic() - started:.0f}s)")

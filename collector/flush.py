@@ -3,21 +3,20 @@
 A flush is the requests the writer took together (``Flush``): per request, its validated
 signals and the body they were validated from. ``Flush.table`` is the Arrow rows of all its
 signals (``collector.rows``), what a store writes when no id is repeated or stored;
-``Flush.planned`` turns it into what a store writes otherwise -- each id once, the first
-occurrence winning (``FlushPlan``) -- and ``FlushPlan.results`` turns the ids a store inserted
-back into each request's answer. Nothing here touches a database or a thread.
+``Flush.planned`` is what a store writes otherwise, given the ids already stored: each id once,
+the first occurrence winning, with each request's answer (``FlushPlan``). Nothing here touches
+a database or a thread.
 """
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import pyarrow as pa
 
-from collector.rows import ValidSignal, rows_from_models
+from collector.rows import ValidSignal, rows_from_models, signal_rows
 
 __all__ = ["LARGE_FLUSH_ROWS", "Flush", "FlushPlan", "WriteResult"]
 
@@ -35,52 +34,33 @@ class WriteResult(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class FlushPlan:
-    """The rows of one flush: each id once (first occurrence wins), and who sent what."""
+    """What a flush writes when an id repeats in it or is stored already: each id once, the
+    first occurrence winning, none stored before; and each request's answer."""
 
-    batch_sizes: list[int]
-    #: Per batch, the ids it was first to carry in this flush.
-    firsts: list[list[uuid.UUID]]
-    #: The ids to write, in order: each once.
-    ids: list[uuid.UUID]
-    #: Per signal of the flush, in order, whether it is written (None: all are).
-    keep: list[bool] | None
+    #: One answer per request, in order.
+    results: list[WriteResult]
+    #: The signals to write, in order.
+    signals: list[ValidSignal]
+    #: Their ids (``uuid.UUID.int``).
+    ids: set[int]
 
     @classmethod
-    def of(cls, batches: Sequence[Sequence[ValidSignal]]) -> FlushPlan:
-        seen: set[uuid.UUID] = set()
-        ids: list[uuid.UUID] = []
-        keep: list[bool] = []
-        firsts: list[list[uuid.UUID]] = []
+    def of(cls, batches: Sequence[Sequence[ValidSignal]], stored: Container[int]) -> FlushPlan:
+        """``stored``: the ids of ``batches`` already stored (they are duplicates)."""
+        seen: set[int] = set()
+        signals: list[ValidSignal] = []
+        results: list[WriteResult] = []
         for batch in batches:
-            mine: list[uuid.UUID] = []
+            accepted = 0
             for signal in batch:
-                sid = signal.signal_id
-                fresh = sid not in seen
-                keep.append(fresh)
-                if fresh:
-                    seen.add(sid)
-                    ids.append(sid)
-                    mine.append(sid)
-            firsts.append(mine)
-        return cls([len(b) for b in batches], firsts, ids, None if all(keep) else keep)
-
-    def unique(self, batches: Sequence[Sequence[ValidSignal]]) -> list[ValidSignal]:
-        """The signals of ``batches`` (the ones planned) to write: each id once, in order."""
-        signals = [s for batch in batches for s in batch]
-        if self.keep is None:
-            return signals
-        return [s for s, kept in zip(signals, self.keep, strict=True) if kept]
-
-    def results(self, inserted: set[uuid.UUID] | None) -> list[WriteResult]:
-        """One result per batch; ``inserted=None`` means every unique id was inserted."""
-        out = []
-        for size, mine in zip(self.batch_sizes, self.firsts, strict=True):
-            if inserted is None:
-                accepted = len(mine)
-            else:
-                accepted = sum(1 for sid in mine if sid in inserted)
-            out.append(WriteResult(accepted, size - accepted))
-        return out
+                sid = signal.signal_id.int
+                if sid in seen or sid in stored:
+                    continue
+                seen.add(sid)
+                signals.append(signal)
+                accepted += 1
+            results.append(WriteResult(accepted, len(batch) - accepted))
+        return cls(results, signals, seen)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,12 +76,20 @@ class Flush:
     def rows(self) -> int:
         return sum(len(batch) for batch in self.batches)
 
+    def signals(self) -> list[ValidSignal]:
+        """Every signal of the flush, in order, repeated ids included."""
+        return [s for batch in self.batches for s in batch]
+
     def table(self) -> pa.Table:
         """The rows (``ROWS``) of every signal of the flush, in order, repeated ids included:
         what a store writes when no id repeats (the fast path)."""
-        return rows_from_models([s for batch in self.batches for s in batch])
+        return rows_from_models(self.signals())
 
-    def planned(self) -> tuple[FlushPlan, pa.Table]:
-        """Plan, unique, rows: who sent which id first, and the rows (``ROWS``) of each id once."""
-        plan = FlushPlan.of(self.batches)
-        return plan, rows_from_models(plan.unique(self.batches))
+    def table_and_ids(self) -> tuple[pa.Table, list[int]]:
+        """``table()``, and the id (``uuid.UUID.int``) of each of its rows."""
+        return signal_rows(self.signals())
+
+    def planned(self, stored: Container[int]) -> tuple[FlushPlan, pa.Table]:
+        """The plan given the ids already ``stored``, and the rows (``ROWS``) it writes."""
+        plan = FlushPlan.of(self.batches, stored)
+        return plan, rows_from_models(plan.signals)

@@ -102,8 +102,6 @@ def reorder_day(con: duckdb.DuckDBPyConnection, day: dt.date) -> None:
         con.execute("DELETE FROM signals WHERE received_day = $1", [day])
         con.execute("INSERT INTO signals SELECT * FROM lmcp_reorder ORDER BY signal_id")
         con.execute("DROP TABLE lmcp_reorder")
-        # The day's ids leave the open days' index: a later copy is dropped by its own rewrite.
-        con.execute("DELETE FROM open_ids WHERE received_day <= $1", [day])
         con.execute("INSERT INTO reordered_days VALUES ($1)", [day])
         con.execute("COMMIT")
     except BaseException:

@@ -15,6 +15,7 @@ parser ever reads a body.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import repeat
 from typing import Any
 
 import pyarrow as pa
@@ -28,6 +29,7 @@ __all__ = [
     "SIGNAL_COLUMNS",
     "ValidSignal",
     "rows_from_models",
+    "signal_rows",
     "uuid_array",
 ]
 
@@ -73,6 +75,8 @@ SIGNAL_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
 #: The rows shaped in Python from the validated models (``rows_from_models``): every column of
 #: ``SIGNAL_COLUMNS`` but ``RECEIVED_DAY``, which the INSERT adds.
 ROWS = pa.schema([(name, kind) for name, kind in SIGNAL_COLUMNS if name != RECEIVED_DAY])
+_ARGS = ROWS.field("args").type
+_RING = ROWS.field("ring").type
 
 
 def _list_of_structs(
@@ -86,24 +90,50 @@ def _list_of_structs(
 
 
 def rows_from_models(signals: Sequence[ValidSignal]) -> pa.Table:
-    """The rows (``ROWS``) of validated signals, in order: the fast decoder's structs (the hot
-    path) or the pydantic models (tests, tools).
+    """The rows (``ROWS``) of validated signals, in order (``signal_rows`` without the ids)."""
+    return signal_rows(signals)[0]
+
+
+def signal_rows(signals: Sequence[ValidSignal]) -> tuple[pa.Table, list[int]]:
+    """The rows (``ROWS``) of validated signals, in order, and each row's id as an integer
+    (``uuid.UUID.int``: the store de-duplicates on it). The signals are the fast decoder's
+    structs (the hot path) or the pydantic models (tests, tools).
 
     Built once per flush, column by column from flat Python lists: the nested ``args`` and
-    ``ring`` columns are flat child arrays plus offsets. A struct's enum values are plain
-    ``str``, which pyarrow converts fastest; a model's are ``StrEnum`` members (``str`` too).
-    Every signal is in the current version (``current_batch``): ``schema_version`` is
-    ``SCHEMA_VERSION``.
+    ``ring`` columns are flat child arrays plus offsets, the ids one buffer of 16-byte values.
+    A struct's enum values are plain ``str``, which pyarrow converts fastest; a model's are
+    ``StrEnum`` members (``str`` too). Every signal is in the current version
+    (``current_batch``): ``schema_version`` is ``SCHEMA_VERSION``.
     """
-    cols: list[list[Any]] = [[] for _ in ROWS.names]
-    (
-        ids, _versions, days, friction, err_cat, intent, tool, attempts, err_class, _args, _ring,
-        p1t, p1o, p2t, p2o, installed, running, permitted, major, minor, patch, platform,
-    ) = cols  # fmt: skip
-    arg_offsets, arg_names, arg_types, arg_sizes = [0], [], [], []
-    ring_offsets, ring_tools, ring_outcomes = [0], [], []
+    ids: list[int] = []
+    days: list[Any] = []
+    friction: list[Any] = []
+    err_cat: list[Any] = []
+    intent: list[Any] = []
+    tool: list[Any] = []
+    attempts: list[Any] = []
+    err_class: list[Any] = []
+    p1t: list[Any] = []
+    p1o: list[Any] = []
+    p2t: list[Any] = []
+    p2o: list[Any] = []
+    installed: list[bool | None] = []
+    running: list[bool | None] = []
+    permitted: list[bool | None] = []
+    versions: list[str] = []
+    platform: list[Any] = []
+    arg_offsets: list[int] = [0]
+    arg_names: list[Any] = []
+    arg_types: list[Any] = []
+    arg_sizes: list[Any] = []
+    ring_offsets: list[int] = [0]
+    ring_tools: list[Any] = []
+    ring_outcomes: list[Any] = []
+    # Bound once: the loop runs once per signal, its inner loops once per argument and entry.
+    add_name, add_type, add_size = arg_names.append, arg_types.append, arg_sizes.append
+    add_tool, add_outcome = ring_tools.append, ring_outcomes.append
     for s in signals:
-        ids.append(s.signal_id.bytes)
+        ids.append(s.signal_id.int)
         days.append(s.day)
         friction.append(s.friction_type)
         err_cat.append(s.error_category)
@@ -112,27 +142,26 @@ def rows_from_models(signals: Sequence[ValidSignal]) -> pa.Table:
         attempts.append(s.attempts)
         err_class.append(s.error_class)
         for a in s.args:
-            arg_names.append(a.name)
-            arg_types.append(a.type)
-            arg_sizes.append(a.size)
+            add_name(a.name)
+            add_type(a.type)
+            add_size(a.size)
         arg_offsets.append(len(arg_names))
-        entries = s.ring
-        for e in entries:
-            ring_tools.append(e.tool)
-            ring_outcomes.append(e.outcome)
-        ring_offsets.append(len(ring_tools))
-        n = len(entries)
+        for e in s.ring:
+            add_tool(e.tool)
+            add_outcome(e.outcome)
+        end = len(ring_tools)
+        ring_offsets.append(end)
+        n = end - ring_offsets[-2]
+        # The two calls right before the last (failed) one; None when the ring is shorter.
         if n >= 2:
-            prev1 = entries[n - 2]
-            p1t.append(prev1.tool)
-            p1o.append(prev1.outcome)
+            p1t.append(ring_tools[end - 2])
+            p1o.append(ring_outcomes[end - 2])
         else:
             p1t.append(None)
             p1o.append(None)
         if n >= 3:
-            prev2 = entries[n - 3]
-            p2t.append(prev2.tool)
-            p2o.append(prev2.outcome)
+            p2t.append(ring_tools[end - 3])
+            p2o.append(ring_outcomes[end - 3])
         else:
             p2t.append(None)
             p2o.append(None)
@@ -140,33 +169,50 @@ def rows_from_models(signals: Sequence[ValidSignal]) -> pa.Table:
         installed.append(app.installed)
         running.append(app.running)
         permitted.append(app.permitted)
-        v_major, v_minor, v_patch = s.client.version.split(".")
-        major.append(int(v_major))
-        minor.append(int(v_minor))
-        patch.append(int(v_patch))
-        platform.append(s.client.platform)
-    fields = list(ROWS)
-    nested = {
-        "args": _list_of_structs(
+        client = s.client
+        versions.append(client.version)
+        platform.append(client.platform)
+    count = len(ids)
+    major, minor, patch = zip(*map(_version, versions), strict=True) if count else ((), (), ())
+    arrays = [
+        uuid_array(ids),
+        pa.array([SCHEMA_VERSION] * count, pa.uint8()),
+        pa.array(days, pa.date32()),
+        *(pa.array(c, _S) for c in (friction, err_cat, intent, tool, attempts, err_class)),
+        _list_of_structs(
             arg_offsets,
             (("name", arg_names), ("type", arg_types), ("size", arg_sizes)),
-            ROWS.field("args").type,
+            _ARGS,
         ),
-        "ring": _list_of_structs(
-            ring_offsets,
-            (("tool", ring_tools), ("outcome", ring_outcomes)),
-            ROWS.field("ring").type,
-        ),
-        "schema_version": pa.array([SCHEMA_VERSION] * len(ids), pa.uint8()),
-    }
-    arrays = [
-        nested[field.name] if field.name in nested else pa.array(col, field.type)
-        for col, field in zip(cols[1:], fields[1:], strict=True)
+        _list_of_structs(ring_offsets, (("tool", ring_tools), ("outcome", ring_outcomes)), _RING),
+        *(pa.array(c, _S) for c in (p1t, p1o, p2t, p2o)),
+        *(pa.array(c, pa.bool_()) for c in (installed, running, permitted)),
+        *(pa.array(c, pa.uint16()) for c in (major, minor, patch)),
+        pa.array(platform, _S),
     ]
-    arrays.insert(0, uuid_array(ids))
-    return pa.Table.from_arrays(arrays, schema=ROWS)
+    return pa.Table.from_arrays(arrays, schema=ROWS), ids
 
 
-def uuid_array(ids: Sequence[bytes]) -> pa.ExtensionArray:
-    """16-byte ids as Arrow's UUID type, which DuckDB reads as UUID without parsing text."""
-    return pa.ExtensionArray.from_storage(_UUID, pa.array(ids, pa.binary(16)))
+#: Parsed client versions: a fleet runs a handful, so each is split once (bounded: a body may
+#: carry any string the version pattern allows).
+_VERSIONS: dict[str, tuple[int, int, int]] = {}
+_VERSIONS_MAX = 4096
+
+
+def _version(version: str) -> tuple[int, int, int]:
+    """``major.minor.patch`` (the contract's pattern: three plain numbers) as integers."""
+    parsed = _VERSIONS.get(version)
+    if parsed is None:
+        major, minor, patch = version.split(".")
+        parsed = (int(major), int(minor), int(patch))
+        if len(_VERSIONS) < _VERSIONS_MAX:
+            _VERSIONS[version] = parsed
+    return parsed
+
+
+def uuid_array(ids: Sequence[int]) -> pa.ExtensionArray:
+    """Ids given as integers (``uuid.UUID.int``) as Arrow's UUID type: one buffer of their
+    16 big-endian bytes, built at C speed."""
+    data = pa.py_buffer(b"".join(map(int.to_bytes, ids, repeat(16))))
+    storage = pa.FixedSizeBinaryArray.from_buffers(pa.binary(16), len(ids), [None, data])
+    return pa.ExtensionArray.from_storage(_UUID, storage)

@@ -5,24 +5,26 @@ store decides HOW its rows are written. ``SignalStore`` is that boundary, and it
 purpose: a store is opened on the writer thread, used only there, one flush at a time, and
 closed there.
 
-``DuckDBStore`` is the collector's store. Each flush is ONE transaction of two statements: its
-rows go into ``signals`` and its ids into ``open_ids`` (``collector/sql/insert_rows.sql``,
-``insert_ids.sql``), both read from the flush's Arrow rows (``Flush.table``: built once) through
-one ``IncomingTable`` registered once on the connection. duckdb-python runs them mostly without
-the GIL while the event loop keeps validating.
+``DuckDBStore`` is the collector's store. Each flush is ONE statement, so one transaction
+(autocommit: no BEGIN and COMMIT statements to pay for): its rows go into ``signals``
+(``collector/sql/insert_rows.sql``), read from the flush's Arrow rows (``Flush.table``: built
+once) through one ``IncomingTable`` registered once on the connection. duckdb-python runs it
+mostly without the GIL while the event loop keeps validating.
 
-De-duplication costs nothing that grows with the file: ``signals`` has no key, ``open_ids``
-holds (with its key) only the ids of the received days not yet closed. A stored id (a client
-retrying a batch whose answer it lost) or an id repeated in the flush fails the ids statement;
-the transaction rolls back, and the flush is written again with each id once and only the ids
-not stored yet. A retry that arrives after its first copy's day closed is stored, and dropped
-when its own day is rewritten (``collector.retention.reorder_day``).
+De-duplication costs nothing that grows with the file and no statement: ``signals`` has no
+key, and the store holds the ids of the received days not closed yet in memory
+(``collector.open_ids``), loaded from ``signals`` when it opens and added to after each
+commit. A flush whose ids are all new is written whole (the fast path); otherwise it is
+written with each id once and none stored before (``FlushPlan``), in the same one statement.
+A retry that arrives after its first copy's day closed is stored, and dropped when its own day
+is rewritten (``collector.retention.reorder_day``).
 ``docs/write-path.md`` explains each choice and what it measured.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import NamedTuple, Protocol
@@ -32,6 +34,7 @@ import pyarrow as pa
 
 from collector.db import SQL_DIR
 from collector.flush import Flush, WriteResult
+from collector.open_ids import PRUNE_S, OpenIds
 from collector.rows import ROWS, ValidSignal
 from service.db import Database
 from service.sql import load_sql
@@ -143,94 +146,96 @@ class IncomingTable:
             self._batches = None
 
 
+class _Rows(NamedTuple):
+    """What one flush writes and answers."""
+
+    table: pa.Table
+    results: list[WriteResult]
+    #: The ids claimed for the whole flush (the fast path): released if the flush fails.
+    claimed: list[int] | None
+    #: Else the ids of the rows written (``uuid.UUID.int``), held once the flush committed.
+    planned: set[int]
+
+
 class _Stream:
     """The rows of one streamed flush, taken when DuckDB first asks for them."""
 
-    __slots__ = ("_started", "_take", "flush", "table")
+    __slots__ = ("_rows_of", "_started", "_take", "rows")
 
-    def __init__(self, take: TakeFlush) -> None:
+    def __init__(self, take: TakeFlush, rows_of: Callable[[Flush], _Rows]) -> None:
         self._take = take
+        self._rows_of = rows_of
         self._started = False
-        self.flush: Flush | None = None
-        self.table: pa.Table = IncomingTable.EMPTY
+        self.rows: _Rows | None = None
 
     def batches(self) -> Iterator[pa.RecordBatch]:
         if self._started:  # the bind-time stream is never read; the flush is taken once
             return
         self._started = True
-        self.flush = self._take()
-        if self.flush is None:
+        flush = self._take()
+        if flush is None:
             return
-        self.table = self.flush.table()
-        yield from self.table.to_batches()
-
-
-def _all_accepted(flush: Flush) -> Written:
-    return Written([WriteResult(len(batch), 0) for batch in flush.batches], False)
+        self.rows = self._rows_of(flush)
+        yield from self.rows.table.to_batches()
 
 
 class DuckDBStore:
     """A ``SignalStore`` on one DuckDB connection, owned by one thread."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, *, owned: bool = False) -> None:
-        """``owned``: ``close`` closes ``con`` (else it only unregisters ``incoming``)."""
+    def __init__(
+        self, con: duckdb.DuckDBPyConnection, *, owned: bool = False, prune_s: float = PRUNE_S
+    ) -> None:
+        """``owned``: ``close`` closes ``con`` (else it only unregisters ``incoming``).
+        ``prune_s``: how often the store asks whether an earlier day it holds ids of closed
+        (``OpenIds.prune``)."""
         self._con = con
         self._owned = owned
+        self._prune_s = prune_s
         self._incoming = IncomingTable()
         self._registered = False
+        self._open: OpenIds | None = None
 
     @classmethod
     def opener(cls, db: Database) -> StoreOpener:
         """Opens a store on a cursor of the collector's database (for the writer thread)."""
         return lambda: cls(db.run_sync(lambda main: main.cursor()), owned=True)
 
+    @property
+    def open_ids(self) -> OpenIds:
+        """The ids of the open days, loaded from ``signals`` on first use."""
+        if self._open is None:
+            self._open = OpenIds.load(self._con, prune_s=self._prune_s)
+        return self._open
+
     def write(self, flush: Flush, received_day: dt.date) -> Written:
-        """The flush's rows and ids in one transaction (the fast path: no id stored or
-        repeated), else ``_write_fresh``."""
-        self._register()
-        con, incoming = self._con, self._incoming
-        table = flush.table()
-        con.execute("BEGIN TRANSACTION")
+        """The flush's rows, each id once and none stored before, in one statement: one
+        transaction, committed when ``execute`` returns (autocommit)."""
+        self._prepare(received_day)
+        rows = self._rows_of(flush, received_day)
         try:
-            with incoming.holding(table):
-                con.execute(load_sql(SQL_DIR, "insert_rows"), [received_day])
-                con.execute(load_sql(SQL_DIR, "insert_ids"), [received_day])
-            con.execute("COMMIT")
-        except duckdb.ConstraintException:
-            con.execute("ROLLBACK")
-            return self._write_fresh(flush, received_day)
+            with self._incoming.holding(rows.table):
+                self._con.execute(load_sql(SQL_DIR, "insert_rows"), [received_day])
         except BaseException:
-            con.execute("ROLLBACK")
+            self._failed(rows, received_day)
             raise
-        return _all_accepted(flush)
+        return self._committed(rows, received_day)
 
     def write_streamed(self, received_day: dt.date, take: TakeFlush) -> Written:
         """The rows' INSERT starts at once and reads ``incoming`` as a stream: DuckDB parses,
         binds and plans it before it asks for the first rows, and only then is the flush
-        taken. Planning thus overlaps the gathering of the requests instead of following it.
-        The ids follow in the same transaction."""
-        stream = _Stream(take)
-        self._register()
-        con, incoming = self._con, self._incoming
-        con.execute("BEGIN TRANSACTION")
+        taken. Planning thus overlaps the gathering of the requests instead of following it."""
+        self._prepare(received_day)
+        stream = _Stream(take, functools.partial(self._rows_of, day=received_day))
         try:
-            with incoming.streaming(stream.batches):
-                con.execute(load_sql(SQL_DIR, "insert_rows"), [received_day])
-            if stream.flush is None:
-                con.execute("ROLLBACK")
-                return _NOTHING
-            with incoming.holding(stream.table):
-                con.execute(load_sql(SQL_DIR, "insert_ids"), [received_day])
-            con.execute("COMMIT")
-        except duckdb.ConstraintException:
-            con.execute("ROLLBACK")
-            if stream.flush is None:  # cannot happen: only the ids statement has a key
-                raise
-            return self._write_fresh(stream.flush, received_day)
+            with self._incoming.streaming(stream.batches):
+                self._con.execute(load_sql(SQL_DIR, "insert_rows"), [received_day])
         except BaseException:
-            con.execute("ROLLBACK")
+            if stream.rows is not None:
+                self._failed(stream.rows, received_day)
             raise
-        return _all_accepted(stream.flush)
+        if stream.rows is None:  # nobody came: the INSERT read no row
+            return _NOTHING
+        return self._committed(stream.rows, received_day)
 
     def close(self) -> None:
         if self._owned:
@@ -239,30 +244,31 @@ class DuckDBStore:
             self._con.unregister(IncomingTable.NAME)
             self._registered = False
 
-    def _register(self) -> None:
+    def _prepare(self, received_day: dt.date) -> None:
+        """Before a flush's transaction: ``incoming`` registered, the open days' ids loaded,
+        and the closed days among them dropped."""
         if not self._registered:
             self._con.register(IncomingTable.NAME, self._incoming)
             self._registered = True
+        self.open_ids.prune(self._con, received_day)
 
-    def _write_fresh(self, flush: Flush, received_day: dt.date) -> Written:
-        """The slow path, for retries: each id once (the first occurrence wins) and only the
-        ids not stored on an open day, in one transaction; one thread owns the connection, so
-        nothing slips in between the look-up and the INSERT."""
-        plan, table = flush.planned()
-        con, incoming = self._con, self._incoming
-        con.execute("BEGIN TRANSACTION")
-        try:
-            with incoming.holding(table):
-                stored = {row[0] for row in con.execute(load_sql(SQL_DIR, "stored_ids")).fetchall()}
-            fresh = [sid not in stored for sid in plan.ids]
-            with incoming.holding(table.filter(pa.array(fresh, pa.bool_()))):
-                con.execute(load_sql(SQL_DIR, "insert_rows"), [received_day])
-                con.execute(load_sql(SQL_DIR, "insert_ids"), [received_day])
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-        return Written(plan.results({sid for sid in plan.ids if sid not in stored}), False)
+    def _rows_of(self, flush: Flush, day: dt.date) -> _Rows:
+        """The fast path when no id of the flush repeats or is held (its ids claimed); else
+        the plan."""
+        table, ids = flush.table_and_ids()
+        if self.open_ids.claim(day, ids):
+            return _Rows(table, [WriteResult(len(b), 0) for b in flush.batches], ids, set())
+        plan, table = flush.planned(self.open_ids.held(ids))
+        return _Rows(table, plan.results, None, plan.ids)
+
+    def _failed(self, rows: _Rows, received_day: dt.date) -> None:
+        if rows.claimed is not None:
+            self.open_ids.release(received_day, rows.claimed)
+
+    def _committed(self, rows: _Rows, received_day: dt.date) -> Written:
+        if rows.claimed is None:
+            self.open_ids.add(received_day, rows.planned)
+        return Written(rows.results, False)
 
 
 def insert_bodies(

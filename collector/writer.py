@@ -172,6 +172,9 @@ class GroupCommitWriter:
             self._all_in.set()
         if not self._wake.is_set():  # the writer clears it before it reads what is pending
             self._wake.set()
+        # Only the writer holds the signals now: they are freed on its thread, whose cache
+        # holds them after the rows were built, not on the event loop's.
+        del signals, body
         # Not shielded: a cancelled waiter cancels its own future, which the writer then
         # skips; its signals are written all the same.
         return await future
@@ -326,6 +329,8 @@ class GroupCommitWriter:
         """Settle the requests' futures on the event loop: results, or ``WriteError``."""
         with self._lock:
             self._in_flight -= len(taken)
+        for p in taken:  # written or failed: the signals are freed here, not on the loop
+            p.signals = ()
 
         def settle() -> None:
             for i, p in enumerate(taken):

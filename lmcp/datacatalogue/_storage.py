@@ -59,9 +59,6 @@ def _example_rows(con: Any) -> dict[str, dict[str, Any]]:
     out = {"schema_migrations": _MIGRATION_EXAMPLE, **_RELEASE_EXAMPLES}
     if row:
         out["signals"] = dict(zip(names, row, strict=True))
-    ids = con.execute("SELECT * FROM open_ids").fetchall()
-    if ids:
-        out["open_ids"] = {"signal_id": ids[0][0], "received_day": ids[0][1]}
     return out
 
 
@@ -225,7 +222,6 @@ _TABLE_SUMMARIES = {
     "release_periods": "Which (cube, closed period) releases are stored, with their noise.",
     "release_cells": "Differentially private released cells: all the team role ever sees.",
     "reordered_days": "Closed days rewritten in signal_id order (so no arrival order).",
-    "open_ids": "The ids of the days not yet closed, so a retried batch is stored once.",
     "steward_audit": "Every steward read of raw rows or exact counts: who (label), day, what.",
     "skills": "Cloud Skills: a skill's scope and slug (authenticated content, not signals).",
     "skill_revisions": "Cloud Skills: immutable revisions written by an authenticated author.",

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from collector import guard
 from collector.ingest import validate_batch
-from contract.schema import AcceptedBatch
+from contract.schema import MAX_BATCH, AcceptedBatch
 from service.errors import ProblemError
 from tests.factories import signal_json
 from tests.hypothesis_profiles import at_most
@@ -157,3 +157,35 @@ def _fresh() -> str:
     import uuid
 
     return str(uuid.uuid4())
+
+
+def _bound(token: bytes) -> int:
+    return 1 + MAX_BATCH * guard._SIGNAL_MOST[token]
+
+
+@pytest.mark.parametrize(
+    ("body", "fits"),
+    [
+        (b":" * _bound(b":") + b"x" * 1000, True),
+        (b":" * (_bound(b":") + 1), False),
+        (b"{" * _bound(b"{") + b"\\" * 1000, True),
+        (b"{" * (_bound(b"{") + 1), False),
+        (b"{:" * 9 + b"," * 18, True),  # commas up to colons plus objects
+        (b"{:" * 9 + b"," * 19, False),
+        (b"," * 3, False),
+        (b'"x":1,' * 1000, True),
+    ],
+    ids=[
+        "colons at",
+        "colons over",
+        "objects at",
+        "objects over",
+        "commas at",
+        "commas over",
+        "bare commas",
+        "plain",
+    ],
+)
+def test_the_structure_count_is_the_count_of_each_byte(body: bytes, fits: bool) -> None:
+    """The guard counts ``: { ,`` in one pass over the body: each bound holds exactly."""
+    assert guard._fits_a_batch(body) is fits

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import gzip
 import json
 import zlib
@@ -11,10 +12,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from collector.ingest import check_content_type, decode_body, gunzip_bounded, validate_batch
+from collector.ingest import (
+    check_content_type,
+    check_days,
+    decode_body,
+    gunzip_bounded,
+    validate_batch,
+)
+from contract.limits import LATE_DAYS
 from contract.schema import MAX_BATCH
 from service.errors import ProblemError
-from tests.collector.conftest import batch_body, make_signal, signal_json
+from tests.collector.conftest import TODAY, batch_body, make_signal, signal_json
 
 LIMIT = 4 * 1024 * 1024
 
@@ -122,3 +130,23 @@ def test_extra_field_name_is_not_echoed() -> None:
     assert (status, code) == (422, "invalid_signals")
     assert "canary" not in json.dumps(errors)
     assert errors[0]["pointer"] == "/signals/0/*"
+
+
+@given(st.lists(st.integers(-LATE_DAYS - 3, 3), min_size=1, max_size=40))
+def test_check_days_refuses_exactly_the_signals_outside_the_window(offsets: list[int]) -> None:
+    """Whatever the mix of days: the refusal names every signal outside the window, by its
+    pointer, and only those; a batch with none passes."""
+    today = TODAY
+    batch = validate_batch(
+        batch_body([make_signal(day=today + dt.timedelta(days=n)) for n in offsets])
+    ).signals
+    outside = [i for i, n in enumerate(offsets) if not -LATE_DAYS <= n <= 1]
+    if not outside:
+        check_days(batch, today, 30)
+        return
+    with pytest.raises(ProblemError) as refused:
+        check_days(batch, today, 30)
+    assert refused.value.code == "day_out_of_window"
+    assert [e["pointer"] for e in refused.value.errors or []] == [
+        f"/signals/{i}/day" for i in outside
+    ]

@@ -1,9 +1,10 @@
-"""Migration 0102 upgrades a file written with the primary key over every row.
+"""The migrations upgrade a file written with the primary key over every row.
 
 A file migrated up to 0101 (the key on ``signals``), holding closed days already rewritten and
-an open day, is upgraded by the collector's migrations: every row is kept, no key is left on
-``signals``, ``open_ids`` holds exactly the ids of the days not rewritten yet, closed days
-keep their ``signal_id`` order, and the store goes on de-duplicating against those ids.
+an open day, is upgraded by the collector's migrations (0102 drops the key and keeps the open
+days' ids in ``open_ids``; 0111 drops that table, the store holding them in memory): every row
+is kept, no key is left on ``signals``, no table of ids is left, closed days keep their
+``signal_id`` order, and the store goes on de-duplicating against exactly the open day's ids.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import duckdb
 from collector.db import MIGRATIONS_DIR
 from collector.flush import WriteResult
 from collector.rows import rows_from_models
-from collector.store import flush_rows
+from collector.store import DuckDBStore, flush_rows
 from service.db import apply_migrations, discover_migrations
 from tests.collector.conftest import TODAY, make_signal
 
@@ -42,8 +43,10 @@ def test_an_existing_file_is_upgraded_and_keeps_its_rows() -> None:
     )
     closed_ids = [sid for sid, day in stored if day == closed]
     assert closed_ids == sorted(closed_ids)  # no arrival order survives the copy
-    ids = con.execute("SELECT signal_id, received_day FROM open_ids").fetchall()
-    assert sorted(ids) == sorted((s.signal_id, TODAY) for s in open_day)
+    tables = con.execute("SELECT table_name FROM duckdb_tables() WHERE table_name = 'open_ids'")
+    assert tables.fetchall() == []
+    held = DuckDBStore(con).open_ids
+    assert held.days == [TODAY] and len(held) == len(open_day)
     keys = con.execute(
         "SELECT count(*) FROM duckdb_constraints() WHERE table_name = 'signals' "
         "AND constraint_type IN ('PRIMARY KEY', 'UNIQUE')"

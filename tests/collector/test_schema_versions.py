@@ -26,7 +26,7 @@ from contract.schema import (
 )
 from service.db import apply_migrations, discover_migrations
 from tests._servers import HANG_S, running_collector
-from tests.collector.conftest import read_rows, signals
+from tests.collector.conftest import TODAY, read_rows, signals
 from tests.hypothesis_profiles import at_most
 
 JSON = {"content-type": "application/json"}
@@ -37,7 +37,7 @@ def v1_signal(attempt_count: int | None) -> dict[str, Any]:
     return {
         "schema_version": 1,
         "signal_id": str(uuid.uuid4()),
-        "day": "2026-11-30",
+        "day": TODAY.isoformat(),  # inside the accepted window
         "friction_type": "repeated_failure",
         "error_category": "not_found",
         "intent_category": "manage_note",
