@@ -19,7 +19,8 @@ from typing import Protocol
 import duckdb
 
 from analysis._filters import FilterError, Filters, Period, Version
-from analysis._questions import Question
+from analysis._questions import last_day
+from analysis._registry import Question
 from collector.releases.cubes import CUBES
 from collector.releases.store import Cell, count_period, last_released, read_cells, released_scales
 from contract.catalogue._versions import OTHER_VERSION
@@ -171,8 +172,6 @@ def exact_period(
     """The steward's default period on raw rows (a file may hold no release): the last 4 weeks
     ending at the week of the last signal, never past the last closed week -- the team's
     default whenever the releases are current."""
-    from analysis._questions import last_day
-
     now = today or utc_today()
     end = period_end(PeriodKind.week, last_closed(PeriodKind.week, now))
     data = last_day(con)

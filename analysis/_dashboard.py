@@ -15,17 +15,12 @@ from urllib.parse import urlencode
 
 import duckdb
 
+from analysis._cells import default_period, last_released_day, released_versions
 from analysis._charts import chart_svg
 from analysis._filters import FilterError, Filters, Period
 from analysis._questions import QUESTIONS, Answer, Question
 from analysis._registry import dashboard_questions
-from analysis._released import (
-    ask_released,
-    default_period,
-    last_released_day,
-    released_versions,
-    unavailable,
-)
+from analysis._released import ask_released, unavailable
 from analysis._rows import Row, TopRow, TrendRow
 from analysis.report import table_html
 from contract.schema import Platform, ToolName

@@ -17,25 +17,12 @@ from pathlib import Path
 
 import duckdb
 
+from analysis._cells import RELEASED_QUESTIONS, default_period, exact_period
 from analysis._charts import chart_png, chart_svg
 from analysis._filters import FilterError, Filters
-from analysis._questions import (
-    DEFAULT_K,
-    DEFAULT_LIMIT,
-    QUESTIONS,
-    Answer,
-    Question,
-    ask,
-)
-from analysis._registry import shown_count
-from analysis._released import (
-    RELEASED_QUESTIONS,
-    ask_released,
-    default_period,
-    exact_period,
-    unavailable,
-)
-from analysis._rows import Row, TrendRow
+from analysis._questions import DEFAULT_K, DEFAULT_LIMIT, QUESTIONS, Answer, Question
+from analysis._released import ask, ask_released, unavailable
+from analysis._rows import Row, TrendRow, shown_count
 from contract.days import utc_today
 
 __all__ = [

@@ -33,6 +33,7 @@ from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
+from analysis._cells import CUBE_OF, NotReleased, last_released_day
 from analysis._charts import warm_up
 from analysis._dashboard import (
     View,
@@ -50,7 +51,7 @@ from analysis._dashboard import (
 from analysis._export import export_response, export_target
 from analysis._filters import FilterError, Filters
 from analysis._questions import DEFAULT_LIMIT, QUESTIONS, Answer, Question
-from analysis._released import CUBE_OF, NotReleased, ask_released, last_released_day
+from analysis._released import ask_released
 from analysis._rows import Row
 from analysis._session import (
     COOKIE_NAME,

@@ -23,7 +23,8 @@ import pytest
 from analysis import answer_from_json
 from analysis._csv import write_csv
 from analysis._dashboard import OVERVIEW, TOOL_VIEW
-from analysis._registry import QUESTIONS, Question, TopRow
+from analysis._registry import QUESTIONS, Question
+from analysis._rows import TopRow
 from analysis._session import COOKIE_NAME, make_session
 from analysis.report import table_rows
 from tests._servers import HANG_S
