@@ -31,10 +31,13 @@ from analysis._rows import (
 
 __all__ = [
     "CHART_ROWS",
+    "WIDTH",
+    "base_spec",
     "chart_png",
     "chart_spec",
     "chart_svg",
     "clear_chart_cache",
+    "spec_svg",
     "warm_up",
 ]
 
@@ -62,7 +65,8 @@ _ARROW = " \u2192 "
 _lock = threading.Lock()
 
 
-def _base(values: list[dict[str, Any]], height: int | None = None) -> Spec:
+def base_spec(values: list[dict[str, Any]], height: int | None = None) -> Spec:
+    """A chart's common part: its data inlined, the width, the shared config."""
     spec: Spec = {
         "$schema": _SCHEMA,
         "data": {"values": values},
@@ -92,7 +96,7 @@ def _hbar(
     sort: Any = "-x",
 ) -> Spec:
     labels = list(dict.fromkeys(v[label] for v in values))
-    spec = _base(values, _bar_height(len(labels)))
+    spec = base_spec(values, _bar_height(len(labels)))
     encoding: Spec = {
         "y": {"field": label, "type": "nominal", "title": None, "sort": sort},
         "x": {"field": x, "type": "quantitative", "title": x_title},
@@ -126,7 +130,7 @@ def _trends(rows: list[TrendRow]) -> Spec:
          "marker": "spike"}
         for r in rows
     ]  # fmt: skip
-    spec = _base(values, 220)
+    spec = base_spec(values, 220)
     x = {"field": "day", "type": "temporal", "title": None, "axis": {"format": "%b %d"}}
     spec["layer"] = [
         {
@@ -247,7 +251,7 @@ def _bars(rows: list[Any], label: str) -> Spec:
 
 def _attempts(rows: list[AttemptRow]) -> Spec:
     values = [{"attempts": r.attempts, "n": r.n} for r in rows]
-    spec = _base(values, 180)
+    spec = base_spec(values, 180)
     spec["mark"] = {"type": "bar", "tooltip": True}
     spec["encoding"] = {
         "x": {
@@ -326,8 +330,11 @@ def chart_svg(answer: Answer[Row], *, width: int = WIDTH) -> str | None:
     while no new signal changed an answer does not render again).
     """
     spec = chart_spec(answer, width=width)
-    if spec is None:
-        return None
+    return None if spec is None else spec_svg(spec)
+
+
+def spec_svg(spec: Spec) -> str:
+    """Any Vega-Lite spec as SVG, cached by the spec (the friction page's own charts)."""
     return _svg_of(json.dumps(spec, sort_keys=True))
 
 

@@ -74,6 +74,11 @@ class Period:
         length = dt.timedelta(days=self.days)
         return Period(self.start - length, self.start - dt.timedelta(days=1))
 
+    def following(self) -> Period:
+        """The period of the same length right after this one."""
+        length = dt.timedelta(days=self.days)
+        return Period(self.end + dt.timedelta(days=1), self.end + length)
+
 
 @dataclass(frozen=True, slots=True)
 class Filters:

@@ -16,7 +16,10 @@ from typing import Any, TypeVar
 __all__ = [
     "AppRow",
     "AttemptRow",
+    "FrictionVersionRow",
+    "FrictionWeekRow",
     "IntentRow",
+    "PanelRow",
     "PlatformRow",
     "R",
     "RegressionRow",
@@ -162,12 +165,45 @@ Row = (
 R = TypeVar("R", bound=Row)
 
 
-def within_noise(row: Row) -> bool:
+# -- a friction's own page (``analysis._friction``): not questions of the registry -----------
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FrictionWeekRow:
+    """One released week of one friction (tool x error class x friction type)."""
+
+    week: dt.date
+    #: The week's last day (a Sunday).
+    week_end: dt.date
+    n: int
+    moe: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FrictionVersionRow:
+    """One client version's count of one tool x error class (the versions release has no
+    friction type), with its share of the version's signals."""
+
+    version: str
+    n: int
+    moe: int
+    version_n: int
+    share_pct: float
+    share_moe: float
+    #: ``new`` or ``growing`` when the regressions view lists it for this version, else None.
+    regression: str | None
+
+
+#: Any row a dashboard table shows.
+PanelRow = Row | FrictionWeekRow | FrictionVersionRow
+
+
+def within_noise(row: PanelRow) -> bool:
     """The row's count is within noise: its 95 % interval ``n +- moe`` includes 0."""
     return row.moe > 0 and row.n <= row.moe
 
 
-def shown_count(row: Row) -> str:
+def shown_count(row: PanelRow) -> str:
     """``n +- moe`` (or ``n`` when exact), and "within noise" when the interval includes 0."""
     text = f"{row.n:,} \u00b1 {row.moe:,}" if row.moe else f"{row.n:,}"
     return f"{text} (within noise)" if within_noise(row) else text
@@ -216,7 +252,7 @@ def row_from_json(row_type: type[R], doc: Mapping[str, Any]) -> R:
     return row_type(**{name: _coerce(kind, doc.get(name)) for name, kind in _converters(row_type)})
 
 
-def row_to_json(row: Row) -> dict[str, Any]:
+def row_to_json(row: PanelRow) -> dict[str, Any]:
     """A JSON object of a row: dates as ISO strings."""
     return {
         f.name: v.isoformat() if isinstance(v, dt.date) else v

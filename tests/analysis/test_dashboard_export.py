@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import httpx
 import pytest
@@ -94,7 +95,9 @@ def test_exports_need_the_dashboard_session(collector_url: str, name: str) -> No
                 client.cookies.set(COOKIE_NAME, cookie, path="/dashboard")
             response = client.get(url, headers=headers, follow_redirects=False)
             assert response.status_code == 303, (headers, cookie)
-            assert response.headers["location"] == "/dashboard/login"
+            # The sign-in form, which brings the browser back to this download.
+            target = "/dashboard/login?" + urlencode({"next": url})
+            assert response.headers["location"] == target
             assert "content-disposition" not in response.headers
             client.cookies.clear()
 
