@@ -47,12 +47,11 @@ __all__ = [
     "Friction",
     "FrictionFigures",
     "FrictionKey",
-    "FrictionPanel",
     "friction_figures",
     "friction_period",
 ]
 
-#: The friction's own panels: name -> (title, summary, what the figures cover).
+#: The friction's own panels: name -> (title, summary).
 PANELS: dict[str, tuple[str, str]] = {
     "trend": (
         "Trend per week",
@@ -112,22 +111,6 @@ class Friction:
 
 
 @dataclass(frozen=True, slots=True)
-class FrictionPanel:
-    """One of the friction's own panels (``PANELS``): its rows, in table order."""
-
-    name: str
-    rows: tuple[FrictionWeekRow, ...] | tuple[FrictionVersionRow, ...]
-
-    @property
-    def title(self) -> str:
-        return PANELS[self.name][0]
-
-    @property
-    def summary(self) -> str:
-        return PANELS[self.name][1]
-
-
-@dataclass(frozen=True, slots=True)
 class FrictionFigures:
     """Everything a friction's page shows (post-processing of one source's cells)."""
 
@@ -138,10 +121,14 @@ class FrictionFigures:
     now: Friction
     #: None when no week of the previous period is released (new, or before the releases).
     before: Friction | None
-    trend: FrictionPanel
-    versions: FrictionPanel
+    trend: tuple[FrictionWeekRow, ...]
+    versions: tuple[FrictionVersionRow, ...]
     #: The tool's answers of ``TOOL_PANELS`` over ``period``.
     tool_answers: tuple[Answer[Row], ...]
+
+    def panel(self, name: str) -> tuple[FrictionWeekRow, ...] | tuple[FrictionVersionRow, ...]:
+        """The rows of one of ``PANELS``."""
+        return self.trend if name == "trend" else self.versions
 
     @property
     def change(self) -> int | None:
@@ -231,7 +218,7 @@ def friction_figures(src: CellSource, key: FrictionKey, period: Period) -> Frict
         source=src.source,
         now=_friction(now),
         before=None if before is None else _friction(before),
-        trend=FrictionPanel("trend", tuple(weeks)),
-        versions=FrictionPanel("versions", tuple(_versions(src, key, period))),
+        trend=tuple(weeks),
+        versions=tuple(_versions(src, key, period)),
         tool_answers=answers,
     )

@@ -26,7 +26,7 @@ from analysis._charts import WIDTH, base_spec, chart_svg, spec_svg
 from analysis._csv import write_rows_csv
 from analysis._dashboard import HALF_CHART, WIDE_CHART, card, filter_message
 from analysis._filters import FilterError, Filters, Period
-from analysis._friction import FrictionFigures, FrictionKey, FrictionPanel, friction_figures
+from analysis._friction import PANELS, FrictionFigures, FrictionKey, friction_figures
 from analysis._html import download_links, esc, kpis
 from analysis._palette import PALETTE
 from analysis._rows import FrictionVersionRow, FrictionWeekRow, row_to_json
@@ -162,8 +162,7 @@ def _scaled(spec: dict[str, Any], width: int) -> dict[str, Any]:
 def friction_svgs(view: FrictionView) -> list[str | None]:
     """The page's charts: trend, versions, then the tool's panels (CPU work: off the loop)."""
     f = view.figures
-    trend = [r for r in f.trend.rows if isinstance(r, FrictionWeekRow)]
-    versions = [r for r in f.versions.rows if isinstance(r, FrictionVersionRow)]
+    trend, versions = f.trend, f.versions
     out: list[str | None] = [
         spec_svg(_scaled(_trend_spec(trend, f.key.friction_type.value), WIDE_CHART))
         if trend else None,
@@ -175,8 +174,8 @@ def friction_svgs(view: FrictionView) -> list[str | None]:
 # -- the page -------------------------------------------------------------------------------
 
 
-def _columns(panel: FrictionPanel) -> list[str]:
-    row_type = FrictionWeekRow if panel.name == "trend" else FrictionVersionRow
+def _columns(panel: str) -> list[str]:
+    row_type = FrictionWeekRow if panel == "trend" else FrictionVersionRow
     return [x.name for x in fields(row_type)]
 
 
@@ -184,25 +183,27 @@ def export_href(key: FrictionKey, panel: str, fmt: str, period: Period) -> str:
     return _href(f"{key.path}/export/{panel}.{fmt}", period)
 
 
-def _panel_card(view: FrictionView, panel: FrictionPanel, svg: str | None) -> str:
+def _panel_card(view: FrictionView, panel: str, svg: str | None) -> str:
     f = view.figures
+    rows = f.panel(panel)
+    title, summary = PANELS[panel]
     empty = (
         "No released week in this period."
-        if panel.name == "trend"
+        if panel == "trend"
         else "No version's count of this tool and error class is above its noise."
     )
     chart = (
-        f'<div class="chart" id="chart-{panel.name}">{svg}</div>'
+        f'<div class="chart" id="chart-{panel}">{svg}</div>'
         if svg is not None
         else f'<p class="empty">{esc(empty)}</p>'
     )
     shown = [c for c in _columns(panel) if c not in ("moe", "share_moe")]
-    table = rows_table_html(panel.rows, shown, _TABLE_ROWS, expandable=True) if panel.rows else ""
-    links = download_links({fmt: export_href(f.key, panel.name, fmt, f.period) for fmt in FORMATS})
-    wide = " wide" if panel.name == "trend" else ""
+    table = rows_table_html(rows, shown, _TABLE_ROWS, expandable=True) if rows else ""
+    links = download_links({fmt: export_href(f.key, panel, fmt, f.period) for fmt in FORMATS})
+    wide = " wide" if panel == "trend" else ""
     return (
-        f'<section class="card{wide}" id="q-{panel.name}"><h2>{esc(panel.title)}</h2>'
-        f'<p class="summary">{esc(panel.summary)}</p>{chart}'
+        f'<section class="card{wide}" id="q-{panel}"><h2>{esc(title)}</h2>'
+        f'<p class="summary">{esc(summary)}</p>{chart}'
         f"<details open><summary>table</summary>{table}</details>{links}</section>"
     )
 
@@ -263,7 +264,7 @@ def friction_page_rest(view: FrictionView, svgs: Sequence[str | None]) -> str:
     notes = [view.note] if view.note else []
     error = (f'<p class="error banner" role="alert" id="page-error">{esc(view.error)}</p>'
              if view.error else "")  # fmt: skip
-    own = [_panel_card(view, p, svg) for p, svg in zip((f.trend, f.versions), svgs, strict=False)]
+    own = [_panel_card(view, p, svg) for p, svg in zip(PANELS, svgs, strict=False)]
     scope = f"(all of {f.key.tool.value}'s friction)"
     tool = [card(a, svg, days, f"{a.question.spec.title} {scope}")
             for a, svg in zip(f.tool_answers, svgs[2:], strict=True)]  # fmt: skip
@@ -292,24 +293,25 @@ def friction_export(view: FrictionView, panel: str, fmt: str) -> tuple[str, str]
     """A panel's download: (body, file name). The JSON names the friction, the period, the
     period before and the totals; the CSV is the panel's rows with every field."""
     f, through = view.figures, view.released_through
-    chosen = f.trend if panel == "trend" else f.versions
+    rows = f.panel(panel)
+    title, summary = PANELS[panel]
     key = f.key
     name = f"lmcp-friction-{'-'.join(key.cell)}-{panel}-{f.period.start}-{f.period.end}.{fmt}"
     if fmt == "csv":
         out = io.StringIO()
-        write_rows_csv(_columns(chosen), chosen.rows, out, newline="\r\n")  # RFC 4180
+        write_rows_csv(_columns(panel), rows, out, newline="\r\n")  # RFC 4180
         return out.getvalue(), name
     doc = {
         "friction": dict(zip(("tool", "error_class", "friction_type"), key.cell, strict=True)),
         "panel": panel,
-        "title": chosen.title,
-        "summary": chosen.summary,
+        "title": title,
+        "summary": summary,
         "period": _days(f.period),
         "previous_period": _days(f.previous),
         "source": f.source,
         "total": _total(f.now.n, f.now.moe),
         "previous": None if f.before is None else _total(f.before.n, f.before.moe),
-        "rows": [row_to_json(r) for r in chosen.rows],
+        "rows": [row_to_json(r) for r in rows],
         "released_through": None if through is None else through.isoformat(),
     }
     return json.dumps(doc, indent=2) + "\n", name
