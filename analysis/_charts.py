@@ -6,9 +6,9 @@ report inlines the SVG; the dashboard serves the same SVG inside its page.
 
 from __future__ import annotations
 
-import functools
 import json
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -293,10 +293,25 @@ def chart_spec(answer: Answer[Row], *, width: int = WIDTH) -> Spec | None:
     return spec
 
 
-@functools.lru_cache(maxsize=128)
+#: Rendered SVGs by spec, most recent last (the dashboard's pages and the report's charts).
+_SVGS: OrderedDict[str, str] = OrderedDict()
+_SVG_CACHE = 128
+
+
 def _svg_of(spec_json: str) -> str:
-    with _lock:  # one conversion at a time: the converter is a shared engine
-        svg: str = vl_convert.vegalite_to_svg(json.loads(spec_json))
+    # One conversion at a time (the converter is a shared engine), and the cache is looked up
+    # under the same lock: a page asking for a chart another thread is drawing (the start-up
+    # drawing of the first view) waits for it instead of drawing it twice.
+    svg = _SVGS.get(spec_json)  # a hit needs no lock (a dict read is atomic)
+    if svg is not None:
+        return svg
+    with _lock:
+        svg = _SVGS.get(spec_json)
+        if svg is None:
+            svg = str(vl_convert.vegalite_to_svg(json.loads(spec_json)))
+            _SVGS[spec_json] = svg
+            while len(_SVGS) > _SVG_CACHE:  # the oldest drawn first
+                _SVGS.popitem(last=False)
     return svg
 
 
@@ -320,7 +335,8 @@ def warm_up() -> None:
 
 def clear_chart_cache() -> None:
     """Forget rendered SVGs (benchmarks time the rendering itself)."""
-    _svg_of.cache_clear()
+    with _lock:
+        _SVGS.clear()
 
 
 def chart_svg(answer: Answer[Row], *, width: int = WIDTH) -> str | None:

@@ -8,19 +8,25 @@ drill-down is a link per tool. The data of a view comes from ``overview_answers`
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from urllib.parse import urlencode
 
 import duckdb
 
-from analysis._cells import default_period, last_released_day, released_versions
+from analysis._cells import (
+    MemoSource,
+    ReleasedSource,
+    default_period,
+    last_released_day,
+    released_versions,
+)
 from analysis._charts import chart_svg
 from analysis._filters import FilterError, Filters, Period
 from analysis._html import download_links, esc, kpis, page_start
 from analysis._questions import QUESTIONS, Answer, Question
 from analysis._registry import dashboard_questions
-from analysis._released import ask_released, unavailable
+from analysis._released import ask_released, derive, unavailable
 from analysis._rows import Row, TopRow, TrendRow
 from analysis.report import table_html
 from contract.schema import Platform, ToolName
@@ -29,7 +35,9 @@ __all__ = [
     "OVERVIEW",
     "TOOL_VIEW",
     "Headline",
+    "OnAnswer",
     "View",
+    "answer_svg",
     "card",
     "export_href",
     "filter_error_view",
@@ -108,30 +116,39 @@ def headline(answers: Sequence[Answer[Row]], regressions: int | None) -> Headlin
     return out
 
 
+#: Called with each answer of a view as soon as it is derived (the web layer starts drawing
+#: its chart then, while the next answer is derived).
+OnAnswer = Callable[[Answer[Row]], object]
+
+
 def _view(
     con: duckdb.DuckDBPyConnection,
     filters: Filters,
     questions: Sequence[Question],
     tool: ToolName | None,
+    on_answer: OnAnswer | None = None,
 ) -> View:
     try:
         period = default_period(con, filters)
     except FilterError as exc:  # e.g. a start after the last released day: the default period
-        fallback = _view(con, Filters(tool=filters.tool), questions, tool)
+        fallback = _view(con, Filters(tool=filters.tool), questions, tool, on_answer)
         return replace(fallback, error=_message(exc))
     answers: list[Answer[Row]] = []
     regressions: int | None = None
+    src = MemoSource(ReleasedSource(con))  # each cube's cells read once for the whole page
     for q in questions:
         try:  # a question whose release cannot take a set filter says so on the page
             if q is Question.regressions:
-                whole = ask_released(con, q, filters, period=period, limit=_ALL)
+                whole = derive(src, q, filters, period, _ALL)
                 regressions = len(whole.rows)
                 answers.append(replace(whole, rows=whole.rows[:_PAGE_ROWS]))
             else:
-                answers.append(panel_answer(con, q, filters, period))
+                answers.append(derive(src, q, filters, period, _PAGE_ROWS))
         except FilterError as exc:
             answers.append(unavailable(q, period, filters, exc, source="released"))
-    return View(period, filters, tuple(answers), released_versions(con, period), tool,
+        if on_answer is not None:
+            on_answer(answers[-1])
+    return View(period, filters, tuple(answers), released_versions(src, period), tool,
                 released_through=last_released_day(con), headline=
                 headline(answers, regressions))  # fmt: skip
 
@@ -174,15 +191,22 @@ def filter_error_view(view: View, exc: FilterError, submitted: Mapping[str, str]
     return replace(view, error=_message(exc), submitted=dict(submitted))
 
 
-def overview_answers(con: duckdb.DuckDBPyConnection, filters: Filters) -> View:
+def overview_answers(
+    con: duckdb.DuckDBPyConnection, filters: Filters, on_answer: OnAnswer | None = None
+) -> View:
     """The data of the first view (run on the database thread)."""
-    return _view(con, filters, OVERVIEW, None)
+    return _view(con, filters, OVERVIEW, None, on_answer)
 
 
-def tool_answers(con: duckdb.DuckDBPyConnection, tool: ToolName, filters: Filters) -> View:
+def tool_answers(
+    con: duckdb.DuckDBPyConnection,
+    tool: ToolName,
+    filters: Filters,
+    on_answer: OnAnswer | None = None,
+) -> View:
     """The data of one tool's drill-down."""
     scoped = Filters(filters.start, filters.end, filters.platform, filters.version, tool)
-    return _view(con, scoped, TOOL_VIEW, tool)
+    return _view(con, scoped, TOOL_VIEW, tool, on_answer)
 
 
 def _select(name: str, label: str, options: Sequence[str], current: str | None) -> str:
@@ -346,9 +370,13 @@ def view_page(view: View, svgs: Sequence[str | None]) -> str:
     return page_start(page_title(view.tool)) + page_rest(view, svgs)
 
 
+def answer_svg(answer: Answer[Row]) -> str | None:
+    """One panel's chart as the dashboard draws it (CPU work: off the event loop)."""
+    return chart_svg(
+        answer, width=WIDE_CHART if answer.question.spec.placement.wide else HALF_CHART
+    )
+
+
 def render_svgs(view: View) -> list[str | None]:
     """Every chart of a view (CPU work: call it off the event loop)."""
-    return [
-        chart_svg(a, width=WIDE_CHART if a.question.spec.placement.wide else HALF_CHART)
-        for a in view.answers
-    ]
+    return [answer_svg(a) for a in view.answers]

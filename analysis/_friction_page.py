@@ -21,7 +21,7 @@ from urllib.parse import urlencode
 
 import duckdb
 
-from analysis._cells import ReleasedSource, default_period, last_released_day
+from analysis._cells import MemoSource, ReleasedSource, default_period, last_released_day
 from analysis._charts import WIDTH, base_spec, chart_svg, spec_svg
 from analysis._csv import write_rows_csv
 from analysis._dashboard import HALF_CHART, WIDE_CHART, card, filter_message
@@ -78,7 +78,7 @@ def friction_view(
         asked = default_period(con, filters)
     except FilterError as exc:  # e.g. a start after the last released day: the default period
         return replace(friction_view(con, key, Filters()), error=_message(exc))
-    figures = friction_figures(ReleasedSource(con), key, asked)
+    figures = friction_figures(MemoSource(ReleasedSource(con)), key, asked)
     note = None
     if figures.period != asked:
         shown = f"{figures.period.start.isoformat()} to {figures.period.end.isoformat()}"

@@ -27,8 +27,11 @@ in a worker thread.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager, suppress
 from importlib import resources
 from typing import Any, TypeVar
 from urllib.parse import urlencode
@@ -41,6 +44,7 @@ from analysis._cells import CUBE_OF, NotReleased, last_released_day
 from analysis._charts import warm_up
 from analysis._dashboard import (
     View,
+    answer_svg,
     filter_error_view,
     filter_message,
     overview_answers,
@@ -64,6 +68,7 @@ from analysis._friction_page import (
     friction_view,
 )
 from analysis._html import page_failed, page_start
+from analysis._prewarm import ViewCache, prewarm
 from analysis._questions import DEFAULT_LIMIT, QUESTIONS, Answer, Question
 from analysis._released import ask_released
 from analysis._rows import Row
@@ -147,8 +152,34 @@ def _released_through(con: Any) -> str | None:
 
 def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
     """The triage API and the dashboard, reading through ``db``."""
-    router = APIRouter()
     warm_up()  # the dashboard's first view must not wait for the chart engine to start
+    pages: ViewCache[View] = ViewCache()
+    frictions: ViewCache[FrictionView] = ViewCache()
+    # Each chart is drawn as soon as its answer is derived, while the database thread derives
+    # the next: the page then finds it drawn (analysis._charts: one drawing per spec).
+    predraw = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dashboard-charts")
+
+    def draw_early(answer: Answer[Row]) -> None:
+        predraw.submit(answer_svg, answer)
+
+    def first_view(con: Any) -> View:
+        default = Filters()
+        return pages.get(con, ("overview", default), lambda c: overview_answers(c, default))
+
+    @asynccontextmanager
+    async def lifespan(_app: Any) -> AsyncIterator[None]:
+        # The first view is computed and drawn at start and after each release, off any
+        # request (analysis._prewarm).
+        task = asyncio.create_task(prewarm(db, first_view, render_svgs))
+        try:
+            yield
+        finally:
+            task.cancel()
+            with suppress(asyncio.CancelledError):
+                await task
+            predraw.shutdown(wait=False, cancel_futures=True)
+
+    router = APIRouter(lifespan=lifespan)
     require_team_token = require_bearer(settings.read_tokens)
     params = params_from_settings(settings)
 
@@ -251,7 +282,11 @@ def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
             return signin.to_login(request)
         params = dict(request.query_params)
         filters, exc = _page_filters(params, _FILTER_KEYS)
-        return view_page(lambda con: overview_answers(con, filters), None, exc, params)
+        key = ("overview", filters)
+        return view_page(
+            lambda con: pages.get(con, key, lambda c: overview_answers(c, filters, draw_early)),
+            None, exc, params,
+        )  # fmt: skip
 
     @router.get("/dashboard/tool", include_in_schema=False)
     async def pick_tool(request: Request) -> Response:
@@ -279,7 +314,11 @@ def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
             raise ProblemError(404, "unknown_tool", "No catalogue tool by that name.") from None
         params = dict(request.query_params)
         filters, exc = _page_filters(params, _FILTER_KEYS - {"tool"})
-        return view_page(lambda con: tool_answers(con, name, filters), name, exc, params)
+        key = ("tool", name, filters)
+        return view_page(
+            lambda con: pages.get(con, key, lambda c: tool_answers(c, name, filters, draw_early)),
+            name, exc, params,
+        )  # fmt: skip
 
     def friction_key(tool: str, error_class: str, friction_type: str) -> FrictionKey:
         key = FrictionKey.parse(tool, error_class, friction_type)
@@ -298,7 +337,7 @@ def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
         filters, exc = _page_filters(params, _DAY_KEYS)
 
         def compute(con: Any) -> FrictionView:
-            view = friction_view(con, key, filters)
+            view = frictions.get(con, (key, filters), lambda c: friction_view(c, key, filters))
             return view if exc is None else friction_error_view(view, exc, params)
 
         status = 422 if exc is not None else 200
@@ -321,7 +360,9 @@ def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
             filters = _checked(dict(request.query_params), _DAY_KEYS)
         except FilterError as exc:
             raise ProblemError(422, "invalid_filter", filter_message(exc)) from None
-        view = await db.run(lambda con: friction_view(con, key, filters))
+        view = await db.run(
+            lambda con: frictions.get(con, (key, filters), lambda c: friction_view(c, key, filters))
+        )
         if view.error is not None:  # never another period's file under this one's name
             raise ProblemError(422, "invalid_filter", view.error)
         body, filename = friction_export(view, panel, fmt)
