@@ -21,13 +21,15 @@ from analysis._cells import (
     last_released_day,
     released_versions,
 )
-from analysis._charts import chart_svg
+from analysis._charts import chart_svg, spec_svg
 from analysis._filters import FilterError, Filters, Period
+from analysis._friction import tool_trend
 from analysis._html import download_links, esc, kpis, page_start
+from analysis._panels import scaled, tool_weekly_card, weekly_spec, weekly_unavailable
 from analysis._questions import QUESTIONS, Answer, Question
 from analysis._registry import dashboard_questions
 from analysis._released import ask_released, derive, unavailable
-from analysis._rows import Row, TopRow, TrendRow
+from analysis._rows import Row, TopRow, TrendRow, WeekRow
 from analysis.report import table_html
 from contract.schema import Platform, ToolName
 
@@ -96,6 +98,10 @@ class View:
     submitted: Mapping[str, str] = field(default_factory=dict)
     #: The last day of the newest released period (None before the first release).
     released_through: dt.date | None = None
+    #: A tool's page: the tool's weekly trend (``analysis._friction.tool_trend``), or why
+    #: its release cannot take the filters.
+    weekly: tuple[WeekRow, ...] = ()
+    weekly_unavailable: str | None = None
 
 
 def headline(answers: Sequence[Answer[Row]], regressions: int | None) -> Headline:
@@ -148,9 +154,14 @@ def _view(
             answers.append(unavailable(q, period, filters, exc, source="released"))
         if on_answer is not None:
             on_answer(answers[-1])
+    weekly: tuple[WeekRow, ...] = ()
+    cannot = weekly_unavailable(filters)
+    if tool is not None and cannot is None:
+        weekly = tool_trend(src, tool, period)
     return View(period, filters, tuple(answers), released_versions(src, period), tool,
                 released_through=last_released_day(con), headline=
-                headline(answers, regressions))  # fmt: skip
+                headline(answers, regressions), weekly=weekly,
+                weekly_unavailable=cannot if tool is not None else None)  # fmt: skip
 
 
 def panel_answer(
@@ -348,10 +359,14 @@ def page_rest(view: View, svgs: Sequence[str | None]) -> str:
         if view.error
         else ""
     )
-    cards = "".join(
+    cards = [
         card(a, svg, query, a.question.spec.placement.tool_title if tool_view else None)
-        for a, svg in zip(view.answers, svgs, strict=True)
-    )
+        for a, svg in zip(view.answers, svgs, strict=False)
+    ]
+    if view.tool is not None:  # its weekly trend, after its error classes
+        weekly = svgs[len(view.answers)]
+        cards.insert(1, tool_weekly_card(view.tool, view.filters, view.weekly,
+                                         view.weekly_unavailable, weekly))  # fmt: skip
     return (
         "<header><div><h1>"
         + esc(title)
@@ -361,7 +376,7 @@ def page_rest(view: View, svgs: Sequence[str | None]) -> str:
         + error
         + _filter_form(view)
         + _kpis(view)
-        + f'<main class="grid">{cards}</main></body></html>\n'
+        + f'<main class="grid">{"".join(cards)}</main></body></html>\n'
     )
 
 
@@ -378,5 +393,9 @@ def answer_svg(answer: Answer[Row]) -> str | None:
 
 
 def render_svgs(view: View) -> list[str | None]:
-    """Every chart of a view (CPU work: call it off the event loop)."""
-    return [answer_svg(a) for a in view.answers]
+    """Every chart of a view, the answers' then a tool page's weekly trend (CPU work: call it
+    off the event loop)."""
+    out = [answer_svg(a) for a in view.answers]
+    if view.tool is not None:
+        out.append(spec_svg(scaled(weekly_spec(view.weekly), WIDE_CHART)) if view.weekly else None)
+    return out

@@ -18,11 +18,15 @@ equal the exact counts.
 
 from __future__ import annotations
 
+import datetime as dt
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from analysis._cells import (
     Acc,
     CellSource,
+    Noisy,
     above,
     aligned,
     idx_of,
@@ -36,7 +40,7 @@ from analysis._filters import Filters, Period
 from analysis._questions import Answer
 from analysis._registry import Question
 from analysis._released import derive
-from analysis._rows import FrictionVersionRow, FrictionWeekRow, RegressionRow, Row
+from analysis._rows import FrictionVersionRow, RegressionRow, Row, WeekRow
 from contract.catalogue._versions import OTHER_VERSION
 from contract.days import PeriodKind, period_end
 from contract.schema import ErrorClass, FrictionType, ToolName
@@ -49,6 +53,8 @@ __all__ = [
     "FrictionKey",
     "friction_figures",
     "friction_period",
+    "tool_trend",
+    "week_rows",
 ]
 
 #: The friction's own panels: name -> (title, summary).
@@ -121,12 +127,12 @@ class FrictionFigures:
     now: Friction
     #: None when no week of the previous period is released (new, or before the releases).
     before: Friction | None
-    trend: tuple[FrictionWeekRow, ...]
+    trend: tuple[WeekRow, ...]
     versions: tuple[FrictionVersionRow, ...]
     #: The tool's answers of ``TOOL_PANELS`` over ``period``.
     tool_answers: tuple[Answer[Row], ...]
 
-    def panel(self, name: str) -> tuple[FrictionWeekRow, ...] | tuple[FrictionVersionRow, ...]:
+    def panel(self, name: str) -> tuple[WeekRow, ...] | tuple[FrictionVersionRow, ...]:
         """The rows of one of ``PANELS``."""
         return self.trend if name == "trend" else self.versions
 
@@ -152,29 +158,60 @@ def _friction(a: Acc) -> Friction:
     return Friction(shown(a.n), moe(a.var), above(a))
 
 
+def _cells_of(src: CellSource, period: Period, want: Sequence[str | None]) -> list[Noisy]:
+    """The ``friction`` cube's cells of ``period`` and of the period before whose (tool, error
+    class, friction type) match ``want`` (None: any)."""
+    at = idx_of("friction", "tool", "error_class", "friction_type")
+    cells = src.cells("friction", period.previous().start, period.end)
+    pairs = [(i, w) for i, w in zip(at, want, strict=True) if w is not None]
+    return [c for c in cells if all(c.key[i] == w for i, w in pairs)]
+
+
+def week_rows(cells: Iterable[Noisy], period: Period, *, overall: bool) -> list[WeekRow]:
+    """Per friction type (and ``all``, their sum, when ``overall``), the cells of each week of
+    ``period`` summed; a friction type whose period sum is within its noise is left out (as
+    in ``top``), ``all`` never."""
+    (ft,) = idx_of("friction", "friction_type")
+    weeks: dict[str, dict[dt.date, Acc]] = defaultdict(lambda: defaultdict(Acc))
+    for c in cells:
+        if c.day < period.start:
+            continue
+        for series in (c.key[ft], "all") if overall else (c.key[ft],):
+            acc = weeks[series][c.day]
+            acc.n += c.n
+            acc.var += c.var
+    rows: list[WeekRow] = []
+    for series in sorted(weeks, key=lambda s: (s != "all", s)):
+        days = weeks[series]
+        total = Acc(sum(a.n for a in days.values()), sum(a.var for a in days.values()))
+        if series != "all" and not above(total):
+            continue
+        rows += [WeekRow(day, period_end(PeriodKind.week, day), series, shown(a.n), moe(a.var))
+                 for day, a in sorted(days.items())]  # fmt: skip
+    return rows
+
+
+def tool_trend(src: CellSource, tool: ToolName, period: Period) -> tuple[WeekRow, ...]:
+    """A tool's released weeks of ``period`` (widened to whole weeks): per friction type above
+    its noise, and in all (the ``friction`` cube summed over error classes)."""
+    period = friction_period(period)
+    return tuple(week_rows(_cells_of(src, period, (tool.value, None, None)), period,
+                           overall=True))  # fmt: skip
+
+
 def _trend(
     src: CellSource, key: FrictionKey, period: Period
-) -> tuple[list[FrictionWeekRow], Acc, Acc | None]:
-    """The friction's cell of each released week of ``period`` (a row each), summed, and summed
-    over the previous period of the same length."""
-    prev = period.previous()
-    cells = src.cells("friction", prev.start, period.end)
-    at = idx_of("friction", "tool", "error_class", "friction_type")
-    rows: list[FrictionWeekRow] = []
-    now, before = Acc(), Acc()
-    want = key.cell
-    weeks_before = 0
-    for c in sorted(cells, key=lambda c: c.day):
-        if tuple(c.key[i] for i in at) != want:
-            continue
-        weeks_before += c.day < period.start
-        acc = now if c.day >= period.start else before
-        acc.n += c.n
-        acc.var += c.var
-        if c.day >= period.start:
-            end = period_end(PeriodKind.week, c.day)
-            rows.append(FrictionWeekRow(c.day, end, shown(c.n), moe(c.var)))
-    return rows, now, before if weeks_before else None
+) -> tuple[list[WeekRow], Acc, Acc | None]:
+    """The friction's cell of each released week of ``period`` (every one, within noise or
+    not), their sum, and the sum over the previous period of the same length (None when none
+    of its weeks is released)."""
+    cells = sorted(_cells_of(src, period, key.cell), key=lambda c: c.day)
+    now = [c for c in cells if c.day >= period.start]
+    earlier = [c for c in cells if c.day < period.start]
+    rows = [WeekRow(c.day, period_end(PeriodKind.week, c.day), key.friction_type.value,
+                    shown(c.n), moe(c.var)) for c in now]  # fmt: skip
+    before = Acc(sum(c.n for c in earlier), sum(c.var for c in earlier)) if earlier else None
+    return rows, Acc(sum(c.n for c in now), sum(c.var for c in now)), before
 
 
 def _regressions(src: CellSource, key: FrictionKey, period: Period) -> dict[str, str]:

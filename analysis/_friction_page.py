@@ -12,25 +12,22 @@ panels at the dashboard's export route with the tool and the same days.
 from __future__ import annotations
 
 import datetime as dt
-import io
-import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlencode
 
 import duckdb
 
 from analysis._cells import MemoSource, ReleasedSource, default_period, last_released_day
-from analysis._charts import WIDTH, base_spec, chart_svg, spec_svg
-from analysis._csv import write_rows_csv
+from analysis._charts import base_spec, chart_svg, spec_svg
 from analysis._dashboard import HALF_CHART, WIDE_CHART, card, filter_message
 from analysis._filters import FilterError, Filters, Period
 from analysis._friction import PANELS, FrictionFigures, FrictionKey, friction_figures
-from analysis._html import download_links, esc, kpis
+from analysis._html import esc, kpis
 from analysis._palette import PALETTE
-from analysis._rows import FrictionVersionRow, FrictionWeekRow, row_to_json
-from analysis.report import rows_table_html
+from analysis._panels import FORMATS, panel_body, panel_card, scaled, weekly_spec
+from analysis._rows import FrictionVersionRow, WeekRow
 
 __all__ = [
     "FORMATS",
@@ -43,9 +40,6 @@ __all__ = [
     "friction_view",
 ]
 
-#: The download formats, by the name's suffix, with their media types.
-FORMATS = {"csv": "text/csv; charset=utf-8", "json": "application/json"}
-_TABLE_ROWS = 10
 _INTERVAL = "#1d2b3a"
 
 
@@ -107,34 +101,6 @@ def _href(path: str, period: Period) -> str:
 # -- charts ---------------------------------------------------------------------------------
 
 
-def _trend_spec(rows: Sequence[FrictionWeekRow], friction_type: str) -> dict[str, Any]:
-    values = [{"week": r.week.isoformat(), "n": r.n, "lo": max(0, r.n - r.moe),
-               "hi": r.n + r.moe} for r in rows]  # fmt: skip
-    spec = base_spec(values, 200)
-    # Ordinal weeks: one tick per released week, labelled by its Monday.
-    x = {
-        "field": "week",
-        "type": "ordinal",
-        "title": "week starting",
-        "sort": None,
-        "axis": {"labelAngle": 0, "labelExpr": "utcFormat(toDate(datum.value), '%b %d')"},
-    }
-    colour = PALETTE["friction_type"].get(friction_type, _INTERVAL)
-    spec["layer"] = [
-        {"mark": {"type": "area", "opacity": 0.22, "color": colour},
-         "encoding": {"x": x, "y": {"field": "lo", "type": "quantitative"},
-                      "y2": {"field": "hi"}}},
-        {"mark": {"type": "line", "point": {"size": 40}, "strokeWidth": 2, "color": colour},
-         "encoding": {"x": x, "y": {"field": "n", "type": "quantitative",
-                                    "title": "signals per week (band: 95 % noise)"},
-                      "tooltip": [{"field": "week", "type": "ordinal"},
-                                  {"field": "n", "type": "quantitative"},
-                                  {"field": "lo", "type": "quantitative"},
-                                  {"field": "hi", "type": "quantitative"}]}},
-    ]  # fmt: skip
-    return spec
-
-
 def _versions_spec(rows: Sequence[FrictionVersionRow]) -> dict[str, Any]:
     values = [{"version": r.version, "n": r.n, "lo": max(0, r.n - r.moe), "hi": r.n + r.moe,
                "status": r.regression or "not a regression"} for r in rows[:15]]  # fmt: skip
@@ -154,29 +120,28 @@ def _versions_spec(rows: Sequence[FrictionVersionRow]) -> dict[str, Any]:
     return spec
 
 
-def _scaled(spec: dict[str, Any], width: int) -> dict[str, Any]:
-    spec["width"] = int(spec["width"] * width / WIDTH)
-    return spec
-
-
 def friction_svgs(view: FrictionView) -> list[str | None]:
     """The page's charts: trend, versions, then the tool's panels (CPU work: off the loop)."""
     f = view.figures
     trend, versions = f.trend, f.versions
     out: list[str | None] = [
-        spec_svg(_scaled(_trend_spec(trend, f.key.friction_type.value), WIDE_CHART))
-        if trend else None,
-        spec_svg(_scaled(_versions_spec(versions), HALF_CHART)) if versions else None,
-    ]  # fmt: skip
+        spec_svg(scaled(weekly_spec(trend), WIDE_CHART)) if trend else None,
+        spec_svg(scaled(_versions_spec(versions), HALF_CHART)) if versions else None,
+    ]
     return out + [chart_svg(a, width=HALF_CHART) for a in f.tool_answers]
 
 
 # -- the page -------------------------------------------------------------------------------
 
 
-def _columns(panel: str) -> list[str]:
-    row_type = FrictionWeekRow if panel == "trend" else FrictionVersionRow
-    return [x.name for x in fields(row_type)]
+_ROW_TYPES: dict[str, type[WeekRow] | type[FrictionVersionRow]] = {
+    "trend": WeekRow,
+    "versions": FrictionVersionRow,
+}
+_EMPTY = {
+    "trend": "No released week in this period.",
+    "versions": "No version's count of this tool and error class is above its noise.",
+}
 
 
 def export_href(key: FrictionKey, panel: str, fmt: str, period: Period) -> str:
@@ -185,27 +150,10 @@ def export_href(key: FrictionKey, panel: str, fmt: str, period: Period) -> str:
 
 def _panel_card(view: FrictionView, panel: str, svg: str | None) -> str:
     f = view.figures
-    rows = f.panel(panel)
     title, summary = PANELS[panel]
-    empty = (
-        "No released week in this period."
-        if panel == "trend"
-        else "No version's count of this tool and error class is above its noise."
-    )
-    chart = (
-        f'<div class="chart" id="chart-{panel}">{svg}</div>'
-        if svg is not None
-        else f'<p class="empty">{esc(empty)}</p>'
-    )
-    shown = [c for c in _columns(panel) if c not in ("moe", "share_moe")]
-    table = rows_table_html(rows, shown, _TABLE_ROWS, expandable=True) if rows else ""
-    links = download_links({fmt: export_href(f.key, panel, fmt, f.period) for fmt in FORMATS})
-    wide = " wide" if panel == "trend" else ""
-    return (
-        f'<section class="card{wide}" id="q-{panel}"><h2>{esc(title)}</h2>'
-        f'<p class="summary">{esc(summary)}</p>{chart}'
-        f"<details open><summary>table</summary>{table}</details>{links}</section>"
-    )
+    downloads = {fmt: export_href(f.key, panel, fmt, f.period) for fmt in FORMATS}
+    return panel_card(panel, title, summary, f.panel(panel), _ROW_TYPES[panel], svg,
+                      empty=_EMPTY[panel], downloads=downloads, wide=panel == "trend")  # fmt: skip
 
 
 def _tiles(f: FrictionFigures) -> str:
@@ -293,14 +241,9 @@ def friction_export(view: FrictionView, panel: str, fmt: str) -> tuple[str, str]
     """A panel's download: (body, file name). The JSON names the friction, the period, the
     period before and the totals; the CSV is the panel's rows with every field."""
     f, through = view.figures, view.released_through
-    rows = f.panel(panel)
     title, summary = PANELS[panel]
     key = f.key
     name = f"lmcp-friction-{'-'.join(key.cell)}-{panel}-{f.period.start}-{f.period.end}.{fmt}"
-    if fmt == "csv":
-        out = io.StringIO()
-        write_rows_csv(_columns(panel), rows, out, newline="\r\n")  # RFC 4180
-        return out.getvalue(), name
     doc = {
         "friction": dict(zip(("tool", "error_class", "friction_type"), key.cell, strict=True)),
         "panel": panel,
@@ -311,7 +254,6 @@ def friction_export(view: FrictionView, panel: str, fmt: str) -> tuple[str, str]
         "source": f.source,
         "total": _total(f.now.n, f.now.moe),
         "previous": None if f.before is None else _total(f.before.n, f.before.moe),
-        "rows": [row_to_json(r) for r in rows],
         "released_through": None if through is None else through.isoformat(),
     }
-    return json.dumps(doc, indent=2) + "\n", name
+    return panel_body(f.panel(panel), _ROW_TYPES[panel], fmt, doc), name

@@ -108,7 +108,8 @@ class Question(StrEnum):
         "Trend per day",
         "Signals per day, per friction type and in all, with spikes flagged.",
         TrendRow, Custom("trends"), "daily",
-        Placement(overview=1, tool_view=1, wide=True),
+        # A tool's page shows its weekly trend instead (the daily cube has no tool).
+        Placement(overview=1, wide=True),
     )  # fmt: skip
     regressions = "regressions", QuestionSpec(
         "Regressions by client version",

@@ -17,7 +17,7 @@ __all__ = [
     "AppRow",
     "AttemptRow",
     "FrictionVersionRow",
-    "FrictionWeekRow",
+    "WeekRow",
     "IntentRow",
     "PanelRow",
     "PlatformRow",
@@ -165,16 +165,18 @@ Row = (
 R = TypeVar("R", bound=Row)
 
 
-# -- a friction's own page (``analysis._friction``): not questions of the registry -----------
+# -- the weekly trends of a tool and of a friction (``analysis._friction``) -------------------
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class FrictionWeekRow:
-    """One released week of one friction (tool x error class x friction type)."""
+class WeekRow:
+    """One released week of the ``friction`` cube's cells of a tool or of one friction."""
 
     week: dt.date
     #: The week's last day (a Sunday).
     week_end: dt.date
+    #: A friction type, or ``all`` (their sum).
+    series: str
     n: int
     moe: int
 
@@ -195,7 +197,7 @@ class FrictionVersionRow:
 
 
 #: Any row a dashboard table shows.
-PanelRow = Row | FrictionWeekRow | FrictionVersionRow
+PanelRow = Row | WeekRow | FrictionVersionRow
 
 
 def within_noise(row: PanelRow) -> bool:

@@ -24,10 +24,10 @@ from analysis._questions import DEFAULT_K, DEFAULT_LIMIT, QUESTIONS, Answer, Que
 from analysis._released import ask, ask_released, unavailable
 from analysis._rows import (
     FrictionVersionRow,
-    FrictionWeekRow,
     PanelRow,
     Row,
     TrendRow,
+    WeekRow,
     shown_count,
 )
 from contract.days import utc_today
@@ -140,7 +140,7 @@ def format_cell(value: object) -> str:
 
 
 #: The rows of a friction's own page (no link to a friction page from there).
-_FRICTION_ROWS = (FrictionWeekRow, FrictionVersionRow)
+_FRICTION_ROWS = (WeekRow, FrictionVersionRow)
 #: Columns shown inside another: ``n +- moe`` and ``share_pct +- share_moe``.
 _FOLDED = frozenset({"moe", "share_moe"})
 

@@ -46,22 +46,18 @@ from analysis._dashboard import (
     View,
     answer_svg,
     filter_error_view,
-    filter_message,
     overview_answers,
     page_rest,
     page_title,
-    panel_answer,
     render_svgs,
     tool_answers,
 )
-from analysis._export import export_response, export_target
-from analysis._filters import FilterError, Filters
-from analysis._friction import PANELS, FrictionKey
-from analysis._friction_page import FORMATS as FRICTION_FORMATS
+from analysis._export import DAY_KEYS, Downloads
+from analysis._filters import FilterError, Filters, checked_filters
+from analysis._friction import FrictionKey
 from analysis._friction_page import (
     FrictionView,
     friction_error_view,
-    friction_export,
     friction_page_rest,
     friction_svgs,
     friction_title,
@@ -84,8 +80,6 @@ from service.errors import ProblemError
 __all__ = ["MAX_LIMIT", "build_router"]
 
 _FILTER_KEYS = frozenset({"start", "end", "platform", "version", "tool"})
-#: A friction's page takes days only (its cube is keyed by the friction).
-_DAY_KEYS = frozenset({"start", "end"})
 _V = TypeVar("_V")
 _STATIC = {"dashboard.css": "text/css; charset=utf-8"}
 _CSP = (
@@ -114,20 +108,12 @@ def _filters(params: Mapping[str, str], allowed: frozenset[str]) -> Filters:
         raise ProblemError(422, "invalid_filter", str(exc)) from None
 
 
-def _checked(params: Mapping[str, str], allowed: frozenset[str]) -> Filters:
-    """A page's filters from its query (``FilterError`` for a key it does not take)."""
-    for key in params:
-        if key not in allowed:
-            raise FilterError(key if key.isidentifier() else "?", "is not a filter")
-    return Filters.parse(params)
-
-
 def _page_filters(
     params: Mapping[str, str], allowed: frozenset[str]
 ) -> tuple[Filters, FilterError | None]:
     """A page's filters; unusable ones become the defaults plus the error the page shows."""
     try:
-        return _checked(params, allowed), None
+        return checked_filters(params, allowed), None
     except FilterError as exc:
         return Filters(), exc
 
@@ -320,21 +306,17 @@ def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
             name, exc, params,
         )  # fmt: skip
 
-    def friction_key(tool: str, error_class: str, friction_type: str) -> FrictionKey:
-        key = FrictionKey.parse(tool, error_class, friction_type)
-        if key is None:
-            raise ProblemError(404, "unknown_friction", "No friction by that name.")
-        return key
-
     @router.get("/dashboard/friction/{tool}/{error_class}/{friction_type}", include_in_schema=False)
     async def friction(
         tool: str, error_class: str, friction_type: str, request: Request
     ) -> Response:
         if not signin.signed_in(request):
             return signin.to_login(request)
-        key = friction_key(tool, error_class, friction_type)
+        key = FrictionKey.parse(tool, error_class, friction_type)
+        if key is None:
+            raise ProblemError(404, "unknown_friction", "No friction by that name.")
         params = dict(request.query_params)
-        filters, exc = _page_filters(params, _DAY_KEYS)
+        filters, exc = _page_filters(params, DAY_KEYS)
 
         def compute(con: Any) -> FrictionView:
             view = frictions.get(con, (key, filters), lambda c: friction_view(c, key, filters))
@@ -343,54 +325,7 @@ def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
         status = 422 if exc is not None else 200
         return render(friction_title(key), compute, friction_svgs, friction_page_rest, status)
 
-    @router.get(
-        "/dashboard/friction/{tool}/{error_class}/{friction_type}/export/{name}",
-        include_in_schema=False,
-    )
-    async def friction_download(
-        tool: str, error_class: str, friction_type: str, name: str, request: Request
-    ) -> Response:
-        if not signin.signed_in(request):
-            return signin.to_login(request)
-        key = friction_key(tool, error_class, friction_type)
-        panel, _, fmt = name.rpartition(".")
-        if panel not in PANELS or fmt not in FRICTION_FORMATS:
-            raise ProblemError(404, "unknown_export", "No dashboard export by that name.")
-        try:
-            filters = _checked(dict(request.query_params), _DAY_KEYS)
-        except FilterError as exc:
-            raise ProblemError(422, "invalid_filter", filter_message(exc)) from None
-        view = await db.run(
-            lambda con: frictions.get(con, (key, filters), lambda c: friction_view(c, key, filters))
-        )
-        if view.error is not None:  # never another period's file under this one's name
-            raise ProblemError(422, "invalid_filter", view.error)
-        body, filename = friction_export(view, panel, fmt)
-        # The name holds enum values and ISO days only: nothing to quote or escape.
-        disposition = {"Content-Disposition": f'attachment; filename="{filename}"'}
-        return Response(body, media_type=FRICTION_FORMATS[fmt],
-                         headers={**_PAGE_HEADERS, **disposition})  # fmt: skip
-
-    @router.get("/dashboard/export/{name}", include_in_schema=False)
-    async def export(name: str, request: Request) -> Response:
-        if not signin.signed_in(request):
-            return signin.to_login(request)
-        question, fmt = export_target(name)
-        try:  # the page's filters, refused with the sentence the page would show
-            filters = Filters.parse(dict(request.query_params))
-        except FilterError as exc:
-            raise ProblemError(422, "invalid_filter", filter_message(exc)) from None
-
-        def run(con: Any) -> tuple[Answer[Row], str | None]:
-            return panel_answer(con, question, filters), _released_through(con)
-
-        try:
-            answer, through = await db.run(run)
-        except FilterError as exc:
-            raise ProblemError(422, "invalid_filter", filter_message(exc)) from None
-        if answer.unavailable is not None:  # the panel's own message, never an empty file
-            raise ProblemError(422, "invalid_filter", answer.empty_text)
-        return export_response(answer, through, fmt, _PAGE_HEADERS)
+    Downloads(db, signin, pages, frictions, _PAGE_HEADERS).add_routes(router)
 
     @router.get("/dashboard/static/{name}", include_in_schema=False)
     async def static(name: str) -> Response:

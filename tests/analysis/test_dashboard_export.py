@@ -226,6 +226,9 @@ def test_every_panel_links_its_exports_with_the_page_filters(dashboard: httpx.Cl
             found[name] = [html.unescape(href) for href in EXPORT_LINK.findall(card)]
             answered = "Not available with these filters" not in card
             wanted = [f"/dashboard/export/{name}.{f}{query}" for f in ("csv", "json")]
+            if name == "weekly":  # a tool's weekly trend: the tool's own download
+                days = query.replace("&tool=read_note", "")
+                wanted = [f"{path}/export/trend.{f}{days}" for f in ("csv", "json")]
             assert found[name] == (wanted if answered else []), name
         return found
 
@@ -233,7 +236,7 @@ def test_every_panel_links_its_exports_with_the_page_filters(dashboard: httpx.Cl
     assert set(overview) == {q.value for q in OVERVIEW} and all(overview.values())
     drill = links("/dashboard/tool/read_note", {"start": "2026-05-01"},
                   "?start=2026-05-01&tool=read_note")  # fmt: skip
-    assert set(drill) == {q.value for q in TOOL_VIEW}
+    assert set(drill) == {q.value for q in TOOL_VIEW} | {"weekly"}
     assert drill["top"] and drill["shapes"] and drill["ring"]
     linux = links("/dashboard", {"platform": "linux"}, "?platform=linux")
     assert linux["apps"] == [] and linux["trends"] != []

@@ -1,7 +1,8 @@
 """A friction's page in a real Chromium (Debian's /usr/bin/chromium, driven by Playwright),
 through a real collector: a shared link opened signed out lands there after the sign-in; the
 page draws its trend and tables, walks to the previous period and back, downloads its trend
-as the released figures, fits a 390 px phone, and is reached from the overview's top table,
+as the released figures, leads to its tool's page and weekly trend, fits a 390 px phone, and
+is reached from the overview's top table,
 with no console error and no request leaving the collector's origin."""
 
 from __future__ import annotations
@@ -107,10 +108,17 @@ def test_a_shared_friction_link_survives_the_sign_in(browser: Browser, collector
     download = caught.value
     saved = Path(download.path())
     rows = list(csv.reader(io.StringIO(saved.read_text(encoding="utf-8"), newline="")))
-    assert rows[0] == ["week", "week_end", "n", "moe"]
+    assert rows[0] == ["week", "week_end", "series", "n", "moe"]
     shown = [r.inner_text().split("\t")[0] for r in weeks.all()]
     assert [r[0] for r in rows[1:]] == shown
-    assert sum(int(r[2]) for r in rows[1:]) >= first["n"] - 2, "the weeks make the period"
+    assert sum(int(r[3]) for r in rows[1:]) >= first["n"] - 2, "the weeks make the period"
+
+    # Up to the tool's page: its own trend, per week.
+    page.click("#tool")
+    page.wait_for_url(f"**/dashboard/tool/{first['tool']}?**")
+    page.wait_for_load_state("load")
+    assert page.locator("#chart-weekly svg").is_visible()
+    assert page.locator("#q-weekly tbody tr").count() >= 2
 
     assert problems == [] and foreign == []
     context.close()

@@ -23,7 +23,7 @@ from analysis._filters import Filters, Period
 from analysis._friction import FrictionKey, friction_figures
 from analysis._registry import Question
 from analysis._released import ask_released
-from analysis._rows import FrictionVersionRow, FrictionWeekRow, TopRow
+from analysis._rows import FrictionVersionRow, TopRow, WeekRow
 from analysis._session import COOKIE_NAME, make_session
 from collector.releases.store import KEY_SEP
 from tests._servers import HANG_S
@@ -205,7 +205,7 @@ def test_its_panels_download_exactly_the_figures_shown(
     )
     assert got.headers["cache-control"] == "no-store"
     figures = friction_figures(ReleasedSource(synth_con), key, WEEKS)
-    rows: tuple[FrictionWeekRow | FrictionVersionRow, ...] = figures.panel(panel)
+    rows: tuple[WeekRow | FrictionVersionRow, ...] = figures.panel(panel)
     assert rows
     if fmt == "json":
         doc = got.json()
