@@ -61,7 +61,7 @@ __all__ = [
 PANELS: dict[str, tuple[str, str]] = {
     "trend": (
         "Trend per week",
-        "This friction's released count per week, each with its 95 % noise interval.",
+        "This friction's released count per week; the band: its 95 % noise interval.",
     ),
     "versions": (
         "Client versions",
