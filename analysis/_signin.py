@@ -5,28 +5,35 @@ the session cookie (``analysis._session``), ``POST /dashboard/logout`` ends it. 
 opened without a session redirects to the form with ``next``: the page's own path and query, so
 a shared link survives the sign-in.
 
-``next`` is an open-redirect vector, so it is never trusted: ``safe_next`` keeps only a path of
-this dashboard, spelled in the few characters its own links use (``/dashboard``, then segments
-of letters, digits, ``_``, ``-`` and inner dots, then an optional query of the same plus ``=``
-and ``&``). Anything else -- a scheme, ``//host``, a backslash, a percent escape, whitespace or
-a control character (a header split), a dot segment, the sign-in page itself -- is dropped and
-the sign-in lands on the overview. It is checked when the form is shown and again when it is
-posted (the form's field is the browser's to change).
+``next`` is an open-redirect vector, and it is echoed in a redirect, so it is never trusted:
+``safe_next`` keeps only a page of this dashboard named by enum members and filter values.
+Spelled in the few characters the dashboard's own links use (``/dashboard``, then segments of
+letters, digits, ``_``, ``-`` and inner dots, then an optional query of the same plus ``=`` and
+``&``), its path must be one of the dashboard's pages or downloads with every segment a
+catalogue or enum name, and its query the page's filters with values ``Filters.parse`` takes:
+no free text of the request is ever echoed. Anything else -- a scheme, ``//host``, a
+backslash, a percent escape, whitespace or a control character (a header split), a dot
+segment, an unknown name, the sign-in page itself -- is dropped and the sign-in lands on the
+overview. It is checked when the form is shown and again when it is posted (the form's field
+is the browser's to change).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Annotated
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, urlencode
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import SecretStr
 
+from analysis._filters import FilterError, Filters
 from analysis._html import login_page
+from analysis._registry import Question
 from analysis._session import (
     COOKIE_NAME,
     CSRF_COOKIE,
@@ -40,6 +47,7 @@ from analysis._session import (
     open_session,
     secure_request,
 )
+from contract.schema import ErrorClass, FrictionType, ToolName
 from service.auth import token_matches
 
 __all__ = ["HOME", "MAX_NEXT", "SignIn", "safe_next"]
@@ -49,16 +57,62 @@ LOGIN = "/dashboard/login"
 #: The longest ``next`` kept (a dashboard link with every filter is about 120 characters).
 MAX_NEXT = 512
 _SEGMENT = r"[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*"
-_NEXT = re.compile(rf"/dashboard(?:/{_SEGMENT})*/?(?:\?[A-Za-z0-9_.=&-]*)?")
-#: Pages a sign-in never returns to (the form itself, the sign-out, the assets).
-_NOT_NEXT = re.compile(r"/dashboard/(?:login|logout|static)(?:[/?].*)?")
+_NEXT = re.compile(rf"/dashboard(?:/{_SEGMENT})*(?:\?[A-Za-z0-9_.=&-]*)?")
+_FILTERS = frozenset({"start", "end", "platform", "version", "tool"})
+_FORMATS = ("csv", "json")
+
+
+def _names(enum: type[StrEnum]) -> frozenset[str]:
+    return frozenset(m.value for m in enum)
+
+
+def _download(name: str, stems: Collection[str]) -> bool:
+    stem, _, fmt = name.rpartition(".")
+    return stem in stems and fmt in _FORMATS
+
+
+def _page(segments: Sequence[str]) -> bool:
+    """Whether the path segments after ``/dashboard`` name one of its pages or downloads."""
+    tools, classes, types = _names(ToolName), _names(ErrorClass), _names(FrictionType)
+    match segments:
+        case []:
+            return True
+        case ["tool", tool]:
+            return tool in tools
+        case ["tool", tool, "export", name]:
+            return tool in tools and _download(name, ("trend",))
+        case ["friction", tool, error_class, friction_type]:
+            return tool in tools and error_class in classes and friction_type in types
+        case ["friction", tool, error_class, friction_type, "export", name]:
+            known = tool in tools and error_class in classes and friction_type in types
+            return known and _download(name, ("trend", "versions"))
+        case ["export", name]:
+            return _download(name, _names(Question))
+    return False
+
+
+def _filters(query: str) -> bool:
+    """Whether ``query`` is filters a page takes, each once, with values it accepts."""
+    pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys) or not set(keys) <= _FILTERS:
+        return False
+    try:
+        Filters.parse(dict(pairs))
+    except FilterError:
+        return False
+    return True
 
 
 def safe_next(raw: str | None) -> str | None:
     """``raw`` when it is a page of this dashboard (see the module's docstring), else None."""
     if not raw or len(raw) > MAX_NEXT or _NEXT.fullmatch(raw) is None:
         return None
-    if _NOT_NEXT.fullmatch(raw) is not None:
+    path, _, query = raw.partition("?")
+    try:
+        if not (_page(path.split("/")[2:]) and _filters(query)):
+            return None
+    except ValueError:  # parse_qsl's strict parsing
         return None
     return raw
 

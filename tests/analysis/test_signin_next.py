@@ -12,14 +12,17 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Iterator
-from urllib.parse import urlencode, urljoin, urlsplit
+from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit
 
 import httpx
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from analysis._filters import Filters
+from analysis._registry import Question
 from analysis._signin import MAX_NEXT, safe_next
+from contract.schema import ErrorClass, FrictionType, ToolName
 from tests._servers import HANG_S
 from tests.analysis.conftest import TEAM_TOKEN
 
@@ -68,6 +71,17 @@ ATTACKS = [
     "/",
     "",
     "/dashboard/" + "a" * MAX_NEXT,
+    # Free text of the request is never echoed: only enum names and filter values.
+    "/dashboard/tool/canary-jdoe-4471",
+    "/dashboard/friction/read_note/canary4471/cannot_complete",
+    "/dashboard/export/canary4471.csv",
+    "/dashboard/tool/read_note/export/canary4471.csv",
+    "/dashboard/tool/read_note/",
+    "/dashboard?start=canary4471",
+    "/dashboard?canary4471=1",
+    "/dashboard?platform=canary4471",
+    "/dashboard?start=2026-06-01&start=2026-06-08",
+    "/dashboard?&",
 ]
 PAGES = [
     "/dashboard",
@@ -90,44 +104,24 @@ def test_the_dashboard_own_links_are_kept(page: str) -> None:
 
 
 _TRICKY = st.sampled_from(
-    [
-        "/",
-        "//",
-        "\\",
-        ".",
-        "..",
-        "%",
-        "%2f",
-        "%5c",
-        "@",
-        ":",
-        "?",
-        "#",
-        "&",
-        "=",
-        "\t",
-        "\r",
-        "\n",
-        " ",
-        "\x00",
-        "evil.example",
-        "https:",
-        "dashboard",
-        "tool",
-        "login",
-        "a",
-        "-",
-        "_",
-        "\u2215",
-        "\uff0f",
-        "\u3002",
-    ]  # fmt: skip
-)
+    ["/", "//", "\\", ".", "..", "%", "%2f", "%5c", "@", ":", "?", "#", "&", "=", "\t", "\r",
+     "\n", " ", "\x00", "evil.example", "https:", "dashboard", "tool", "login", "a", "-", "_",
+     "\u2215", "\uff0f", "\u3002", "read_note", "timeout", "cannot_complete", "friction",
+     "export", "top.csv", "trend.json", "start", "2026-06-01", "platform", "linux"]
+)  # fmt: skip
 _CANDIDATES = st.one_of(
     st.text(max_size=60),
     st.lists(_TRICKY, max_size=12).map("".join),
     st.lists(_TRICKY, max_size=12).map(lambda parts: "/dashboard" + "".join(parts)),
 )
+
+
+#: The words a kept path may hold: the dashboard's own, and enum and catalogue names.
+_WORDS = {"dashboard", "tool", "friction", "export"} | {
+    m.value for enum in (ToolName, ErrorClass, FrictionType) for m in enum
+}
+_FILES = {f"{stem}.{fmt}" for stem in ["trend", "versions", *(q.value for q in Question)]
+          for fmt in ("csv", "json")}  # fmt: skip
 
 
 @given(_CANDIDATES)
@@ -136,6 +130,9 @@ def test_whatever_is_kept_resolves_to_this_dashboard(raw: str) -> None:
     if kept is None:
         return
     assert kept == raw and kept.isascii() and kept.isprintable()
+    path, _, query = kept.partition("?")
+    assert set(path.split("/")[1:]) <= _WORDS | _FILES, "nothing of the request is echoed"
+    Filters.parse(dict(parse_qsl(query, keep_blank_values=True)))
     assert not any(c in kept for c in "\\%@:#\t\r\n ")
     parts = urlsplit(kept)
     assert (parts.scheme, parts.netloc) == ("", "")
