@@ -24,17 +24,9 @@ from analysis._api import (
     trends,
 )
 from analysis._filters import DEFAULT_DAYS, FilterError, Filters, Period, Version
-from analysis._questions import (
-    DEFAULT_K,
-    DEFAULT_LIMIT,
-    QUESTIONS,
-    Answer,
-    Question,
-    QuestionSpec,
-    answer_from_json,
-    ask,
-)
-from analysis._released import RELEASED_QUESTIONS, ask_released
+from analysis._questions import DEFAULT_K, DEFAULT_LIMIT, Answer, answer_from_json
+from analysis._registry import QUESTIONS, Question, QuestionSpec
+from analysis._released import RELEASED_QUESTIONS, ask, ask_released
 from analysis._rows import (
     AppRow,
     AttemptRow,

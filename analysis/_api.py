@@ -11,12 +11,13 @@ migrations (an exported copy, or the collector's own connection inside ``Databas
 from __future__ import annotations
 
 from pathlib import Path
-from typing import cast
 
 import duckdb
 
 from analysis._filters import Filters, Period
-from analysis._questions import DEFAULT_K, DEFAULT_LIMIT, Answer, Question, ask, run_sql
+from analysis._questions import DEFAULT_K, DEFAULT_LIMIT, Answer, run_sql
+from analysis._registry import Question
+from analysis._released import ask
 from analysis._rows import (
     AppRow,
     AttemptRow,
@@ -95,7 +96,7 @@ def top(
     period: Period | None = None,
 ) -> Answer[TopRow]:
     """Top friction (tool x error class x friction type) with the change against last period."""
-    return cast(Answer[TopRow], ask(con, Question.top, filters, k=k, limit=limit, period=period))
+    return ask(con, Question.top, filters, k=k, limit=limit, period=period).narrow(TopRow)
 
 
 def trends(
@@ -106,7 +107,7 @@ def trends(
     period: Period | None = None,
 ) -> Answer[TrendRow]:
     """Signals per day, per friction type and in all, with spikes flagged."""
-    return cast(Answer[TrendRow], ask(con, Question.trends, filters, k=k, period=period))
+    return ask(con, Question.trends, filters, k=k, period=period).narrow(TrendRow)
 
 
 def regressions(
@@ -119,7 +120,7 @@ def regressions(
 ) -> Answer[RegressionRow]:
     """Friction new or growing in a client version against the versions before it."""
     answer = ask(con, Question.regressions, filters, k=k, limit=limit, period=period)
-    return cast(Answer[RegressionRow], answer)
+    return answer.narrow(RegressionRow)
 
 
 def platforms(
@@ -130,7 +131,7 @@ def platforms(
     period: Period | None = None,
 ) -> Answer[PlatformRow]:
     """Signals per platform and tool."""
-    return cast(Answer[PlatformRow], ask(con, Question.platforms, filters, k=k, period=period))
+    return ask(con, Question.platforms, filters, k=k, period=period).narrow(PlatformRow)
 
 
 def apps(
@@ -141,7 +142,7 @@ def apps(
     period: Period | None = None,
 ) -> Answer[AppRow]:
     """App not installed / not running / not permitted, against genuine tool failures."""
-    return cast(Answer[AppRow], ask(con, Question.apps, filters, k=k, period=period))
+    return ask(con, Question.apps, filters, k=k, period=period).narrow(AppRow)
 
 
 def shapes(
@@ -154,7 +155,7 @@ def shapes(
 ) -> Answer[ShapeRow]:
     """Argument type x size-bucket combinations that fail, per tool."""
     answer = ask(con, Question.shapes, filters, k=k, limit=limit, period=period)
-    return cast(Answer[ShapeRow], answer)
+    return answer.narrow(ShapeRow)
 
 
 def ring(
@@ -166,7 +167,7 @@ def ring(
     period: Period | None = None,
 ) -> Answer[RingRow]:
     """The most common 2- and 3-call sequences ending in a failure (``limit`` each)."""
-    return cast(Answer[RingRow], ask(con, Question.ring, filters, k=k, limit=limit, period=period))
+    return ask(con, Question.ring, filters, k=k, limit=limit, period=period).narrow(RingRow)
 
 
 def intents(
@@ -177,7 +178,7 @@ def intents(
     period: Period | None = None,
 ) -> Answer[IntentRow]:
     """What users were trying to do."""
-    return cast(Answer[IntentRow], ask(con, Question.intents, filters, k=k, period=period))
+    return ask(con, Question.intents, filters, k=k, period=period).narrow(IntentRow)
 
 
 def attempts(
@@ -188,4 +189,4 @@ def attempts(
     period: Period | None = None,
 ) -> Answer[AttemptRow]:
     """How many attempts came before the report."""
-    return cast(Answer[AttemptRow], ask(con, Question.attempts, filters, k=k, period=period))
+    return ask(con, Question.attempts, filters, k=k, period=period).narrow(AttemptRow)

@@ -13,15 +13,17 @@ import datetime as dt
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Protocol
+from dataclasses import dataclass, field
+from operator import itemgetter
+from typing import NamedTuple, Protocol
 
 import duckdb
 
 from analysis._filters import FilterError, Filters, Period, Version
-from analysis._questions import Question
+from analysis._questions import last_day
+from analysis._registry import Question
 from collector.releases.cubes import CUBES
-from collector.releases.store import Cell, count_period, last_released, read_cells, released_scales
+from collector.releases.store import count_period, last_released, read_cells, released_scales
 from contract.catalogue._versions import OTHER_VERSION
 from contract.days import (
     PeriodKind,
@@ -42,6 +44,7 @@ __all__ = [
     "Acc",
     "CellSource",
     "ExactSource",
+    "MemoSource",
     "NotReleased",
     "Noisy",
     "ReleasedSource",
@@ -54,7 +57,6 @@ __all__ = [
     "idx_of",
     "last_released_day",
     "moe",
-    "noisy",
     "released_versions",
     "sd",
     "share",
@@ -94,9 +96,8 @@ class NotReleased(LookupError):
     """The question has no released cube."""
 
 
-@dataclass(frozen=True, slots=True)
-class Noisy:
-    """A cell (or a sum of cells) with its noise variance."""
+class Noisy(NamedTuple):
+    """A cell (or a sum of cells) with its noise variance (a tuple: a view reads ~10^5)."""
 
     day: dt.date
     key: tuple[str, ...]
@@ -121,8 +122,28 @@ class ReleasedSource:
     source: str = "released"
 
     def cells(self, cube: str, start: dt.date, end: dt.date) -> list[Noisy]:
-        scales = released_scales(self.con, cube, start, end)
-        return [noisy(c, scales.get(c.day, 0.0)) for c in read_cells(self.con, cube, start, end)]
+        var = {day: s * s for day, s in released_scales(self.con, cube, start, end).items()}
+        return [Noisy(c.day, c.key, float(c.n), var.get(c.day, 0.0))
+                for c in read_cells(self.con, cube, start, end)]  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class MemoSource:
+    """``inner``'s cells, each (cube, start, end) read once: one page asks several questions
+    of one cube (the versions cube: the regressions and the version filter)."""
+
+    inner: CellSource
+    memo: dict[tuple[str, dt.date, dt.date], list[Noisy]] = field(default_factory=dict)
+
+    @property
+    def source(self) -> str:
+        return self.inner.source
+
+    def cells(self, cube: str, start: dt.date, end: dt.date) -> list[Noisy]:
+        key = (cube, start, end)
+        if key not in self.memo:
+            self.memo[key] = self.inner.cells(cube, start, end)
+        return self.memo[key]
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,10 +163,6 @@ class ExactSource:
             out += [Noisy(day, k, float(counts.get(k, 0)), 0.0) for k in keys if k in counts
                     or not c.thresholded]  # fmt: skip
         return out
-
-
-def noisy(cell: Cell, sigma: float) -> Noisy:
-    return Noisy(cell.day, cell.key, float(cell.n), sigma * sigma)
 
 
 def last_released_day(con: duckdb.DuckDBPyConnection) -> dt.date | None:
@@ -171,8 +188,6 @@ def exact_period(
     """The steward's default period on raw rows (a file may hold no release): the last 4 weeks
     ending at the week of the last signal, never past the last closed week -- the team's
     default whenever the releases are current."""
-    from analysis._questions import last_day
-
     now = today or utc_today()
     end = period_end(PeriodKind.week, last_closed(PeriodKind.week, now))
     data = last_day(con)
@@ -181,10 +196,10 @@ def exact_period(
     return filters.resolve(end, today=max(end, now))
 
 
-def released_versions(con: duckdb.DuckDBPyConnection, period: Period) -> tuple[str, ...]:
-    """Versions of the versions cube whose released count in the period is above its noise,
-    newest first (for the dashboard's filter)."""
-    cells = ReleasedSource(con).cells("versions", *aligned("versions", period))
+def released_versions(src: CellSource, period: Period) -> tuple[str, ...]:
+    """Versions of the versions cube whose count in the period is above its noise, newest
+    first (for the dashboard's filter)."""
+    cells = src.cells("versions", *aligned("versions", period))
     sums = sum_by(cells, (0,))
     seen = [k[0] for k, s in sums.items() if k[0] != OTHER_VERSION and s.n > Z95 * sd(s)]
     return tuple(sorted(seen, key=vkey, reverse=True))
@@ -221,17 +236,13 @@ def version_matches(text: str, v: Version | None) -> bool:
 
 
 def filtered(cube: str, cells: Iterable[Noisy], filters: Filters) -> list[Noisy]:
+    """The cells whose tool and platform (those of the cube's dimensions) the filters take."""
     names = CUBES[cube].dim_names
-    want = {
-        "tool": None if filters.tool is None else filters.tool.value,
-        "platform": None if filters.platform is None else filters.platform.value,
-    }
-    out = []
-    for c in cells:
-        d = dict(zip(names, c.key, strict=True))
-        if all(v is None or d.get(k) == v for k, v in want.items() if k in names):
-            out.append(c)
-    return out
+    want = [(names.index(k), v.value) for k, v in (("tool", filters.tool),
+            ("platform", filters.platform)) if v is not None and k in names]  # fmt: skip
+    if not want:
+        return list(cells)
+    return [c for c in cells if all(c.key[i] == v for i, v in want)]
 
 
 def idx_of(cube: str, *names: str) -> tuple[int, ...]:
@@ -248,10 +259,13 @@ class Acc:
 def sum_by(cells: Iterable[Noisy], idx: tuple[int, ...]) -> dict[tuple[str, ...], Acc]:
     """Cells summed by the dimensions at ``idx``; independent noise: variances add."""
     out: dict[tuple[str, ...], Acc] = defaultdict(Acc)
-    for c in cells:
-        acc = out[tuple(c.key[i] for i in idx)]
-        acc.n += c.n
-        acc.var += c.var
+    # itemgetter gives a tuple for two indexes or more, the bare value for one.
+    pick = itemgetter(*idx) if len(idx) > 1 else None
+    for _day, key, n, var in cells:
+        group: tuple[str, ...] = pick(key) if pick is not None else tuple(key[i] for i in idx)
+        acc = out[group]
+        acc.n += n
+        acc.var += var
     return out
 
 

@@ -6,9 +6,9 @@ report inlines the SVG; the dashboard serves the same SVG inside its page.
 
 from __future__ import annotations
 
-import functools
 import json
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -31,10 +31,13 @@ from analysis._rows import (
 
 __all__ = [
     "CHART_ROWS",
+    "WIDTH",
+    "base_spec",
     "chart_png",
     "chart_spec",
     "chart_svg",
     "clear_chart_cache",
+    "spec_svg",
     "warm_up",
 ]
 
@@ -62,7 +65,8 @@ _ARROW = " \u2192 "
 _lock = threading.Lock()
 
 
-def _base(values: list[dict[str, Any]], height: int | None = None) -> Spec:
+def base_spec(values: list[dict[str, Any]], height: int | None = None) -> Spec:
+    """A chart's common part: its data inlined, the width, the shared config."""
     spec: Spec = {
         "$schema": _SCHEMA,
         "data": {"values": values},
@@ -92,7 +96,7 @@ def _hbar(
     sort: Any = "-x",
 ) -> Spec:
     labels = list(dict.fromkeys(v[label] for v in values))
-    spec = _base(values, _bar_height(len(labels)))
+    spec = base_spec(values, _bar_height(len(labels)))
     encoding: Spec = {
         "y": {"field": label, "type": "nominal", "title": None, "sort": sort},
         "x": {"field": x, "type": "quantitative", "title": x_title},
@@ -126,7 +130,7 @@ def _trends(rows: list[TrendRow]) -> Spec:
          "marker": "spike"}
         for r in rows
     ]  # fmt: skip
-    spec = _base(values, 220)
+    spec = base_spec(values, 220)
     x = {"field": "day", "type": "temporal", "title": None, "axis": {"format": "%b %d"}}
     spec["layer"] = [
         {
@@ -247,7 +251,7 @@ def _bars(rows: list[Any], label: str) -> Spec:
 
 def _attempts(rows: list[AttemptRow]) -> Spec:
     values = [{"attempts": r.attempts, "n": r.n} for r in rows]
-    spec = _base(values, 180)
+    spec = base_spec(values, 180)
     spec["mark"] = {"type": "bar", "tooltip": True}
     spec["encoding"] = {
         "x": {
@@ -289,10 +293,25 @@ def chart_spec(answer: Answer[Row], *, width: int = WIDTH) -> Spec | None:
     return spec
 
 
-@functools.lru_cache(maxsize=128)
+#: Rendered SVGs by spec, most recent last (the dashboard's pages and the report's charts).
+_SVGS: OrderedDict[str, str] = OrderedDict()
+_SVG_CACHE = 128
+
+
 def _svg_of(spec_json: str) -> str:
-    with _lock:  # one conversion at a time: the converter is a shared engine
-        svg: str = vl_convert.vegalite_to_svg(json.loads(spec_json))
+    # One conversion at a time (the converter is a shared engine), and the cache is looked up
+    # under the same lock: a page asking for a chart another thread is drawing (the start-up
+    # drawing of the first view) waits for it instead of drawing it twice.
+    svg = _SVGS.get(spec_json)  # a hit needs no lock (a dict read is atomic)
+    if svg is not None:
+        return svg
+    with _lock:
+        svg = _SVGS.get(spec_json)
+        if svg is None:
+            svg = str(vl_convert.vegalite_to_svg(json.loads(spec_json)))
+            _SVGS[spec_json] = svg
+            while len(_SVGS) > _SVG_CACHE:  # the oldest drawn first
+                _SVGS.popitem(last=False)
     return svg
 
 
@@ -316,7 +335,8 @@ def warm_up() -> None:
 
 def clear_chart_cache() -> None:
     """Forget rendered SVGs (benchmarks time the rendering itself)."""
-    _svg_of.cache_clear()
+    with _lock:
+        _SVGS.clear()
 
 
 def chart_svg(answer: Answer[Row], *, width: int = WIDTH) -> str | None:
@@ -326,8 +346,11 @@ def chart_svg(answer: Answer[Row], *, width: int = WIDTH) -> str | None:
     while no new signal changed an answer does not render again).
     """
     spec = chart_spec(answer, width=width)
-    if spec is None:
-        return None
+    return None if spec is None else spec_svg(spec)
+
+
+def spec_svg(spec: Spec) -> str:
+    """Any Vega-Lite spec as SVG, cached by the spec (the friction page's own charts)."""
     return _svg_of(json.dumps(spec, sort_keys=True))
 
 

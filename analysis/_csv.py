@@ -13,9 +13,9 @@ from dataclasses import fields
 from typing import TextIO
 
 from analysis._questions import QUESTIONS, Answer
-from analysis._rows import Row
+from analysis._rows import PanelRow, Row
 
-__all__ = ["csv_cell", "write_csv"]
+__all__ = ["csv_cell", "write_csv", "write_rows_csv"]
 
 #: A spreadsheet runs a text cell starting with one of these as a formula (OWASP's list).
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
@@ -46,7 +46,14 @@ def write_csv(
     and its ``share_moe`` as separate columns), then ``rows`` (by default the answer's). A
     field holding a character of ``newline`` is quoted (files use RFC 4180's CRLF)."""
     names = [f.name for f in fields(QUESTIONS[answer.question].row_type)]
+    write_rows_csv(names, answer.rows if rows is None else rows, out, newline=newline)
+
+
+def write_rows_csv(
+    names: Sequence[str], rows: Sequence[PanelRow], out: TextIO, *, newline: str = "\n"
+) -> None:
+    """Rows as CSV: a header of ``names``, then each row's fields of those names."""
     writer = csv.writer(out, lineterminator=newline)
     writer.writerow(names)
-    for row in answer.rows if rows is None else rows:
+    for row in rows:
         writer.writerow(csv_cell(getattr(row, n)) for n in names)

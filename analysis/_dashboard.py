@@ -8,25 +8,28 @@ drill-down is a link per tool. The data of a view comes from ``overview_answers`
 from __future__ import annotations
 
 import datetime as dt
-import html
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from urllib.parse import urlencode
 
 import duckdb
 
-from analysis._charts import chart_svg
-from analysis._filters import FilterError, Filters, Period
-from analysis._questions import QUESTIONS, Answer, Question
-from analysis._registry import dashboard_questions
-from analysis._released import (
-    ask_released,
+from analysis._cells import (
+    MemoSource,
+    ReleasedSource,
     default_period,
     last_released_day,
     released_versions,
-    unavailable,
 )
-from analysis._rows import Row, TopRow, TrendRow
+from analysis._charts import chart_svg, spec_svg
+from analysis._filters import FilterError, Filters, Period
+from analysis._friction import tool_trend
+from analysis._html import download_links, esc, kpis, page_start
+from analysis._panels import scaled, tool_weekly_card, weekly_spec, weekly_unavailable
+from analysis._questions import QUESTIONS, Answer, Question
+from analysis._registry import dashboard_questions
+from analysis._released import ask_released, derive, unavailable
+from analysis._rows import Row, TopRow, TrendRow, WeekRow
 from analysis.report import table_html
 from contract.schema import Platform, ToolName
 
@@ -34,15 +37,17 @@ __all__ = [
     "OVERVIEW",
     "TOOL_VIEW",
     "Headline",
+    "OnAnswer",
     "View",
+    "answer_svg",
+    "card",
     "export_href",
     "filter_error_view",
     "filter_message",
     "headline",
-    "login_page",
-    "page_failed",
+    "friction_href",
     "page_rest",
-    "page_start",
+    "page_title",
     "panel_answer",
     "render_svgs",
     "overview_answers",
@@ -70,7 +75,8 @@ class Headline:
     signals: int | None = None
     #: Distinct days on which any trend series spiked.
     spike_days: int | None = None
-    top: str | None = None
+    #: The first row of ``top``: (tool, error class, friction type).
+    top: tuple[str, str, str] | None = None
     #: Every regression in the period (not only the rows the page lists).
     regressions: int | None = None
 
@@ -92,6 +98,10 @@ class View:
     submitted: Mapping[str, str] = field(default_factory=dict)
     #: The last day of the newest released period (None before the first release).
     released_through: dt.date | None = None
+    #: A tool's page: the tool's weekly trend (``analysis._friction.tool_trend``), or why
+    #: its release cannot take the filters.
+    weekly: tuple[WeekRow, ...] = ()
+    weekly_unavailable: str | None = None
 
 
 def headline(answers: Sequence[Answer[Row]], regressions: int | None) -> Headline:
@@ -107,9 +117,14 @@ def headline(answers: Sequence[Answer[Row]], regressions: int | None) -> Headlin
     top = by_q.get(Question.top)
     if top is not None and top.rows and isinstance(top.rows[0], TopRow):
         first = top.rows[0]
-        out = Headline(out.signals, out.spike_days, f"{first.tool} \u00b7 {first.error_class}",
-                       out.regressions)  # fmt: skip
+        key = (first.tool, first.error_class, first.friction_type)
+        out = Headline(out.signals, out.spike_days, key, out.regressions)
     return out
+
+
+#: Called with each answer of a view as soon as it is derived (the web layer starts drawing
+#: its chart then, while the next answer is derived).
+OnAnswer = Callable[[Answer[Row]], object]
 
 
 def _view(
@@ -117,27 +132,36 @@ def _view(
     filters: Filters,
     questions: Sequence[Question],
     tool: ToolName | None,
+    on_answer: OnAnswer | None = None,
 ) -> View:
     try:
         period = default_period(con, filters)
     except FilterError as exc:  # e.g. a start after the last released day: the default period
-        fallback = _view(con, Filters(tool=filters.tool), questions, tool)
+        fallback = _view(con, Filters(tool=filters.tool), questions, tool, on_answer)
         return replace(fallback, error=_message(exc))
     answers: list[Answer[Row]] = []
     regressions: int | None = None
+    src = MemoSource(ReleasedSource(con))  # each cube's cells read once for the whole page
     for q in questions:
         try:  # a question whose release cannot take a set filter says so on the page
             if q is Question.regressions:
-                whole = ask_released(con, q, filters, period=period, limit=_ALL)
+                whole = derive(src, q, filters, period, _ALL)
                 regressions = len(whole.rows)
                 answers.append(replace(whole, rows=whole.rows[:_PAGE_ROWS]))
             else:
-                answers.append(panel_answer(con, q, filters, period))
+                answers.append(derive(src, q, filters, period, _PAGE_ROWS))
         except FilterError as exc:
             answers.append(unavailable(q, period, filters, exc, source="released"))
-    return View(period, filters, tuple(answers), released_versions(con, period), tool,
+        if on_answer is not None:
+            on_answer(answers[-1])
+    weekly: tuple[WeekRow, ...] = ()
+    cannot = weekly_unavailable(filters)
+    if tool is not None and cannot is None:
+        weekly = tool_trend(src, tool, period)
+    return View(period, filters, tuple(answers), released_versions(src, period), tool,
                 released_through=last_released_day(con), headline=
-                headline(answers, regressions))  # fmt: skip
+                headline(answers, regressions), weekly=weekly,
+                weekly_unavailable=cannot if tool is not None else None)  # fmt: skip
 
 
 def panel_answer(
@@ -178,51 +202,31 @@ def filter_error_view(view: View, exc: FilterError, submitted: Mapping[str, str]
     return replace(view, error=_message(exc), submitted=dict(submitted))
 
 
-def overview_answers(con: duckdb.DuckDBPyConnection, filters: Filters) -> View:
+def overview_answers(
+    con: duckdb.DuckDBPyConnection, filters: Filters, on_answer: OnAnswer | None = None
+) -> View:
     """The data of the first view (run on the database thread)."""
-    return _view(con, filters, OVERVIEW, None)
+    return _view(con, filters, OVERVIEW, None, on_answer)
 
 
-def tool_answers(con: duckdb.DuckDBPyConnection, tool: ToolName, filters: Filters) -> View:
+def tool_answers(
+    con: duckdb.DuckDBPyConnection,
+    tool: ToolName,
+    filters: Filters,
+    on_answer: OnAnswer | None = None,
+) -> View:
     """The data of one tool's drill-down."""
     scoped = Filters(filters.start, filters.end, filters.platform, filters.version, tool)
-    return _view(con, scoped, TOOL_VIEW, tool)
-
-
-def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
-
-
-def _head(title: str) -> str:
-    return (
-        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f'<title>{_e(title)}</title><link rel="icon" href="data:,">'
-        '<link rel="stylesheet" href="/dashboard/static/dashboard.css"></head>'
-    )
-
-
-def login_page(*, failed: bool = False, csrf: str = "") -> str:
-    message = '<p class="error" role="alert">That token is not valid.</p>' if failed else ""
-    hidden = f'<input type="hidden" name="csrf" value="{_e(csrf)}">' if csrf else ""
-    return (
-        _head("LMCP triage - sign in")
-        + '<body class="login"><form method="post" action="/dashboard/login" class="card">'
-        "<h1>LMCP triage</h1><p>Sign in with a team read token.</p>"
-        f"{message}{hidden}"
-        '<label for="token">Team token</label>'
-        '<input id="token" name="token" type="password" autocomplete="current-password" '
-        'required maxlength="512" autofocus>'
-        '<button type="submit">Sign in</button></form></body></html>\n'
-    )
+    return _view(con, scoped, TOOL_VIEW, tool, on_answer)
 
 
 def _select(name: str, label: str, options: Sequence[str], current: str | None) -> str:
     opts = ['<option value="">any</option>'] + [
-        f'<option value="{_e(o)}"{" selected" if o == current else ""}>{_e(o)}</option>'
+        f'<option value="{esc(o)}"{" selected" if o == current else ""}>{esc(o)}</option>'
         for o in options
     ]
-    return f'<label>{_e(label)}<select name="{name}" id="f-{name}">{"".join(opts)}</select></label>'
+    select = f'<select name="{name}" id="f-{name}">{"".join(opts)}</select>'
+    return f"<label>{esc(label)}{select}</label>"
 
 
 def _filter_form(view: View) -> str:
@@ -237,8 +241,8 @@ def _filter_form(view: View) -> str:
     start = sent.get("start", view.period.start.isoformat())
     end = sent.get("end", view.period.end.isoformat())
     fields = [
-        f'<label>From<input type="date" name="start" id="f-start" value="{_e(start)}"></label>',
-        f'<label>To<input type="date" name="end" id="f-end" value="{_e(end)}"></label>',
+        f'<label>From<input type="date" name="start" id="f-start" value="{esc(start)}"></label>',
+        f'<label>To<input type="date" name="end" id="f-end" value="{esc(end)}"></label>',
         _select("platform", "Platform", [p.value for p in Platform],
                 None if f.platform is None else f.platform.value),
         _select("version", "Version", versions, current_version),
@@ -251,10 +255,10 @@ def _filter_form(view: View) -> str:
     fields.append(_select("tool", label, tools, current_tool))
     reset = "/dashboard" if view.tool is None else f"/dashboard/tool/{view.tool.value}"
     return (
-        f'<form method="get" action="{_e(action)}" class="filters" id="filters">'
+        f'<form method="get" action="{esc(action)}" class="filters" id="filters">'
         + "".join(fields)
         + '<button type="submit" id="apply">Apply</button>'
-        + f'<a class="reset" href="{_e(reset)}">Reset</a></form>'
+        + f'<a class="reset" href="{esc(reset)}">Reset</a></form>'
     )
 
 
@@ -264,33 +268,39 @@ def _query(view: View) -> str:
     return ("?" + urlencode(keep)) if keep else ""
 
 
+def friction_href(key: tuple[str, str, str], filters: Filters) -> str:
+    """A friction's own page (``analysis._friction``) over the same days as ``filters``."""
+    days = {k: v for k, v in filters.as_strings().items() if k in ("start", "end")}
+    return "/dashboard/friction/" + "/".join(key) + (("?" + urlencode(days)) if days else "")
+
+
 def _tool_links(answer: Answer[Row], query: str) -> str:
-    """The answer's table with each tool name linked to its drill-down."""
+    """The answer's table with each tool name linked to its drill-down, and each top friction's
+    error class to the friction's own page."""
 
     def href(tool: str) -> str | None:
         return f"/dashboard/tool/{tool}{query}" if tool in ToolName.__members__ else None
 
-    return table_html(answer, _TABLE_ROWS, tool_href=href, expandable=True)
+    def friction(row: Row) -> str | None:
+        if not isinstance(row, TopRow):
+            return None
+        return friction_href((row.tool, row.error_class, row.friction_type), answer.filters)
+
+    return table_html(answer, _TABLE_ROWS, tool_href=href, friction_href=friction, expandable=True)
 
 
 def _kpis(view: View) -> str:
     h = view.headline
-    tiles: list[tuple[str, str, str]] = []
+    tiles: list[tuple[str, str, str, str | None]] = []
     if h.signals is not None and h.spike_days is not None:
-        tiles += [("signals", "signals released", f"{h.signals:,}"),
-                  ("spikes", "spike days", f"{h.spike_days:,}")]  # fmt: skip
+        tiles += [("signals", "signals released", f"{h.signals:,}", None),
+                  ("spikes", "spike days", f"{h.spike_days:,}", None)]  # fmt: skip
     if h.top is not None:
-        tiles.append(("top", "top friction", h.top))
+        label = f"{h.top[0]} \u00b7 {h.top[1]}"
+        tiles.append(("top", "top friction", label, friction_href(h.top, view.filters)))
     if h.regressions is not None:
-        tiles.append(("regressions", "regressions", f"{h.regressions:,}"))
-    return (
-        '<div class="kpis">'
-        + "".join(
-            f'<div class="kpi" id="kpi-{key}"><span>{_e(v)}</span><small>{_e(label)}</small></div>'
-            for key, label, v in tiles
-        )
-        + "</div>"
-    )
+        tiles.append(("regressions", "regressions", f"{h.regressions:,}", None))
+    return kpis(tiles)
 
 
 def export_href(question: Question, fmt: str, filters: Filters) -> str:
@@ -304,28 +314,26 @@ def _exports(answer: Answer[Row]) -> str:
     answer for them (the export would only repeat the panel's message)."""
     if answer.unavailable is not None:
         return ""
-    hrefs = {fmt: export_href(answer.question, fmt, answer.filters) for fmt in ("csv", "json")}
-    links = " ".join(
-        f'<a class="export" data-format="{fmt}" href="{_e(href)}">{fmt.upper()}</a>'
-        for fmt, href in hrefs.items()
+    return download_links(
+        {fmt: export_href(answer.question, fmt, answer.filters) for fmt in ("csv", "json")}
     )
-    return f'<p class="exports">Download: {links}</p>'
 
 
-def _card(answer: Answer[Row], svg: str | None, query: str, title: str | None = None) -> str:
+def card(answer: Answer[Row], svg: str | None, query: str, title: str | None = None) -> str:
+    """One panel of a question: its chart (or why there is none), its table, its downloads."""
     spec = QUESTIONS[answer.question]
     name = answer.question.value
     chart = (
         f'<div class="chart" id="chart-{name}">{svg}</div>'
         if svg is not None
-        else f'<p class="empty">{_e(answer.empty_text)}</p>'
+        else f'<p class="empty">{esc(answer.empty_text)}</p>'
     )
     table = _tool_links(answer, query) if answer.rows else ""
     wide = " wide" if spec.placement.wide else ""
     opened = " open" if spec.placement.opened else ""
     return (
-        f'<section class="card{wide}" id="q-{name}"><h2>{_e(title or spec.title)}</h2>'
-        f'<p class="summary">{_e(spec.summary)}</p>{chart}'
+        f'<section class="card{wide}" id="q-{name}"><h2>{esc(title or spec.title)}</h2>'
+        f'<p class="summary">{esc(spec.summary)}</p>{chart}'
         f"<details{opened}><summary>table</summary>{table}</details>{_exports(answer)}</section>"
     )
 
@@ -334,21 +342,11 @@ def page_title(tool: ToolName | None) -> str:
     return "LMCP friction triage" if tool is None else f"Tool: {tool.value}"
 
 
-def page_start(tool: ToolName | None) -> str:
-    """The first bytes of a page, sent before its figures are computed: a loading notice
-    (the stylesheet hides it once the page's ``main`` has arrived)."""
-    return (
-        _head(page_title(tool))
-        + '<body><p class="loading" id="loading" role="status">'
-        + "Loading the released figures\u2026</p>"
-    )
-
-
 def page_rest(view: View, svgs: Sequence[str | None]) -> str:
     """The rest of a page after ``page_start``; ``svgs`` match ``view.answers``."""
     query = _query(view)
     title = page_title(view.tool)
-    back = f'<a href="/dashboard{_e(query)}" id="back">\u2190 overview</a>'
+    back = f'<a href="/dashboard{esc(query)}" id="back">\u2190 overview</a>'
     crumbs = "" if view.tool is None else back
     described = (
         f"{view.period.start.isoformat()} to {view.period.end.isoformat()} \u00b7 "
@@ -357,43 +355,47 @@ def page_rest(view: View, svgs: Sequence[str | None]) -> str:
     )
     tool_view = view.tool is not None
     error = (
-        f'<p class="error banner" role="alert" id="page-error">{_e(view.error)}</p>'
+        f'<p class="error banner" role="alert" id="page-error">{esc(view.error)}</p>'
         if view.error
         else ""
     )
-    cards = "".join(
-        _card(a, svg, query, a.question.spec.placement.tool_title if tool_view else None)
-        for a, svg in zip(view.answers, svgs, strict=True)
-    )
+    cards = [
+        card(a, svg, query, a.question.spec.placement.tool_title if tool_view else None)
+        for a, svg in zip(view.answers, svgs, strict=False)
+    ]
+    if view.tool is not None:  # its weekly trend, after its error classes
+        weekly = svgs[len(view.answers)]
+        cards.insert(1, tool_weekly_card(view.tool, view.filters, view.weekly,
+                                         view.weekly_unavailable, weekly))  # fmt: skip
     return (
         "<header><div><h1>"
-        + _e(title)
-        + f"</h1><p>{_e(described)}</p></div>{crumbs}"
+        + esc(title)
+        + f"</h1><p>{esc(described)}</p></div>{crumbs}"
         + '<form method="post" action="/dashboard/logout"><button class="link" type="submit">'
         + "Sign out</button></form></header>"
         + error
         + _filter_form(view)
         + _kpis(view)
-        + f'<main class="grid">{cards}</main></body></html>\n'
-    )
-
-
-def page_failed() -> str:
-    """The end of a page whose figures could not be computed (the start is already sent)."""
-    return (
-        '<main><p class="error banner" role="alert" id="page-error">The figures could not be '
-        'computed. <a href="/dashboard">Try again</a>.</p></main></body></html>\n'
+        + f'<main class="grid">{"".join(cards)}</main></body></html>\n'
     )
 
 
 def view_page(view: View, svgs: Sequence[str | None]) -> str:
     """The whole HTML of an overview or drill-down page."""
-    return page_start(view.tool) + page_rest(view, svgs)
+    return page_start(page_title(view.tool)) + page_rest(view, svgs)
+
+
+def answer_svg(answer: Answer[Row]) -> str | None:
+    """One panel's chart as the dashboard draws it (CPU work: off the event loop)."""
+    return chart_svg(
+        answer, width=WIDE_CHART if answer.question.spec.placement.wide else HALF_CHART
+    )
 
 
 def render_svgs(view: View) -> list[str | None]:
-    """Every chart of a view (CPU work: call it off the event loop)."""
-    return [
-        chart_svg(a, width=WIDE_CHART if a.question.spec.placement.wide else HALF_CHART)
-        for a in view.answers
-    ]
+    """Every chart of a view, the answers' then a tool page's weekly trend (CPU work: call it
+    off the event loop)."""
+    out = [answer_svg(a) for a in view.answers]
+    if view.tool is not None:
+        out.append(spec_svg(scaled(weekly_spec(view.weekly), WIDE_CHART)) if view.weekly else None)
+    return out

@@ -15,7 +15,7 @@ from typing import TypeVar
 from contract.days import utc_today
 from contract.schema import Platform, ToolName
 
-__all__ = ["DEFAULT_DAYS", "FilterError", "Filters", "Period", "Version"]
+__all__ = ["DEFAULT_DAYS", "FilterError", "Filters", "Period", "Version", "checked_filters"]
 
 #: The default period: the last four weeks that hold signals.
 DEFAULT_DAYS = 28
@@ -73,6 +73,11 @@ class Period:
         """The period of the same length right before this one."""
         length = dt.timedelta(days=self.days)
         return Period(self.start - length, self.start - dt.timedelta(days=1))
+
+    def following(self) -> Period:
+        """The period of the same length right after this one."""
+        length = dt.timedelta(days=self.days)
+        return Period(self.end + dt.timedelta(days=1), self.end + length)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +138,15 @@ class Filters:
         if start > end:
             raise FilterError("start", "must not be after 'end'")
         return Period(start, end)
+
+
+def checked_filters(params: Mapping[str, str], allowed: frozenset[str]) -> Filters:
+    """A page's filters from its query: ``FilterError`` for a key it does not take (named when
+    it is an identifier, never echoed otherwise) or a value it refuses."""
+    for key in params:
+        if key not in allowed:
+            raise FilterError(key if key.isidentifier() else "?", "is not a filter")
+    return Filters.parse(params)
 
 
 def _date(field: str, text: str | None) -> dt.date | None:

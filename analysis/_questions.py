@@ -1,9 +1,9 @@
-"""Asking a triage question: each is one entry of ``analysis._registry``.
+"""What every triage answer shares: the ``Answer`` type, the thresholds of the derivations, and
+the helper statements of ``analysis/sql`` (``run_sql``).
 
-``ask`` answers a question exactly on a DuckDB connection (a file opened by the CLI, or the
-collector's own connection inside ``Database.run``): the team's derivation
-(``analysis._released``) over the same cube cells counted without noise, then groups under the
-threshold ``k`` suppressed. ``run_sql`` runs the helper statements of ``analysis/sql``.
+The derivations themselves (``ask_released``, the steward's ``ask``) are in
+``analysis._released``; this module imports none of them, so the cells, the derivations and
+their answers form no import circle.
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic
+from typing import Any, Generic, TypeVar
 
 import duckdb
 
 from analysis._filters import Filters, Period
-from analysis._registry import QUESTIONS, Question, QuestionSpec, R, Row
-from analysis._rows import row_from_json, row_to_json
+from analysis._registry import QUESTIONS, Question, QuestionSpec
+from analysis._rows import R, Row, row_from_json, row_to_json
 from service.sql import load_sql
 
 __all__ = [
@@ -31,7 +31,7 @@ __all__ = [
     "Question",
     "QuestionSpec",
     "answer_from_json",
-    "ask",
+    "last_day",
     "load_query",
     "run_sql",
 ]
@@ -46,6 +46,7 @@ GROWTH = 1.5
 #: ... and be above the earlier share by this many standard errors.
 MIN_Z = 4.0
 _PARAM = re.compile(r"\$([a-z_][a-z0-9_]*)")
+_T = TypeVar("_T", bound=Row)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +83,15 @@ class Answer(Generic[R]):
         if self.source == "released":
             return "No released figure above its noise in this period."
         return f"No group reaches {self.k} signals."
+
+    def narrow(self, row_type: type[_T]) -> Answer[_T]:
+        """This answer typed by its question's row type (``TypeError`` for another type): the
+        derivations give ``Row``s, the typed API promises one type."""
+        rows = tuple(r for r in self.rows if isinstance(r, row_type))
+        if len(rows) != len(self.rows):
+            raise TypeError(f"{self.question.value} rows are not {row_type.__name__}")
+        return Answer(self.question, self.period, self.k, self.filters, rows, self.source,
+                      self.note, self.unavailable)  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -157,20 +167,3 @@ def last_day(con: duckdb.DuckDBPyConnection) -> dt.date | None:
     _, rows = run_sql(con, "bounds", {})
     value = rows[0][1] if rows else None
     return value if isinstance(value, dt.date) else None
-
-
-def ask(
-    con: duckdb.DuckDBPyConnection,
-    question: Question,
-    filters: Filters | None = None,
-    *,
-    k: int = DEFAULT_K,
-    limit: int = DEFAULT_LIMIT,
-    period: Period | None = None,
-) -> Answer[Row]:
-    """The steward's exact answer: the team's derivation over exact cells (sigma 0, from
-    ``analysis._released``), rows under ``k`` suppressed. ``period`` skips resolving it."""
-    from analysis._released import ask_exact  # the derivations import this module
-
-    # The default period is the team's (``default_period``): one definition of "the last 4 weeks".
-    return ask_exact(con, question, filters, limit=limit, period=period, k=k)

@@ -11,176 +11,32 @@ every surface lists exactly these questions.
 
 from __future__ import annotations
 
-import dataclasses
-import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TypeVar
+
+from analysis._rows import (
+    AppRow,
+    AttemptRow,
+    IntentRow,
+    PlatformRow,
+    RegressionRow,
+    RingRow,
+    Row,
+    ShapeRow,
+    TopRow,
+    TrendRow,
+)
 
 __all__ = [
     "QUESTIONS",
-    "AppRow",
-    "AttemptRow",
     "Bars",
     "Custom",
-    "IntentRow",
     "Placement",
-    "PlatformRow",
     "Question",
     "QuestionSpec",
-    "RegressionRow",
-    "RingRow",
-    "Row",
-    "ShapeRow",
-    "TopRow",
-    "TrendRow",
     "dashboard_questions",
-    "shown_count",
-    "within_noise",
 ]
-
-# -- each question's row: the columns its ``.sql`` file returns, typed ----------------------
-# Counts are ints, shares are percentages (floats), days are dates; a test checks that every
-# query returns exactly these columns, in this order.
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class TopRow:
-    tool: str
-    error_class: str
-    friction_type: str
-    n: int
-    #: The 95 % half-width of ``n``'s noise (0 on the exact view).
-    moe: int
-    #: The previous period's count; None when the previous period has no cell.
-    prev_n: int | None
-    change: int | None
-    #: None unless the previous count is above its own noise.
-    change_pct: float | None
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class TrendRow:
-    day: dt.date
-    #: A friction_type, or ``all``.
-    series: str
-    n: int
-    moe: int
-    #: Mean of the released days among the 7 before, a whole number; None when none.
-    baseline: int | None
-    spike: bool
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class RegressionRow:
-    version: str
-    first_day: dt.date
-    tool: str
-    error_class: str
-    n: int
-    moe: int
-    share_pct: float
-    base_n: int
-    base_share_pct: float
-    #: ``new`` or ``growing``.
-    status: str
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class PlatformRow:
-    platform: str
-    tool: str
-    n: int
-    moe: int
-    platform_n: int
-    share_pct: float
-    #: The 95 % half-width of the share (delta method over the cells' noise).
-    share_moe: float
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class AppRow:
-    tool: str
-    #: ``not_installed``, ``not_running``, ``not_permitted`` or ``genuine``.
-    app_state: str
-    n: int
-    moe: int
-    tool_n: int
-    share_pct: float
-    share_moe: float
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class ShapeRow:
-    tool: str
-    arg: str
-    arg_type: str
-    #: A size bucket, or ``-`` for types without a size.
-    size: str
-    n: int
-    moe: int
-    share_pct: float
-    share_moe: float
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class RingRow:
-    #: 2 (prev1 -> failure) or 3 (prev2 -> prev1 -> failure).
-    calls: int
-    prev2_tool: str | None
-    prev2_outcome: str | None
-    prev1_tool: str
-    prev1_outcome: str
-    tool: str
-    error_class: str
-    n: int
-    moe: int
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class IntentRow:
-    intent: str
-    n: int
-    moe: int
-    share_pct: float
-    share_moe: float
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class AttemptRow:
-    attempts: str
-    n: int
-    moe: int
-    share_pct: float
-    share_moe: float
-
-
-#: Any question's row.
-Row = (
-    TopRow
-    | TrendRow
-    | RegressionRow
-    | PlatformRow
-    | AppRow
-    | ShapeRow
-    | RingRow
-    | IntentRow
-    | AttemptRow
-)
-R = TypeVar("R", bound=Row)
-
-
-def within_noise(row: Row) -> bool:
-    """The row's count is within noise: its 95 % interval ``n +- moe`` includes 0."""
-    return row.moe > 0 and row.n <= row.moe
-
-
-def shown_count(row: Row) -> str:
-    """``n +- moe`` (or ``n`` when exact), and "within noise" when the interval includes 0."""
-    text = f"{row.n:,} \u00b1 {row.moe:,}" if row.moe else f"{row.n:,}"
-    return f"{text} (within noise)" if within_noise(row) else text
-
 
 # -- the entries ---------------------------------------------------------------------------
 
@@ -252,7 +108,8 @@ class Question(StrEnum):
         "Trend per day",
         "Signals per day, per friction type and in all, with spikes flagged.",
         TrendRow, Custom("trends"), "daily",
-        Placement(overview=1, tool_view=1, wide=True),
+        # A tool's page shows its weekly trend instead (the daily cube has no tool).
+        Placement(overview=1, wide=True),
     )  # fmt: skip
     regressions = "regressions", QuestionSpec(
         "Regressions by client version",

@@ -25,10 +25,8 @@ from dataclasses import replace
 import duckdb
 
 from analysis._cells import (
-    CUBE_OF,
     CUBES_OF,
     RELEASED_QUESTIONS,
-    Z95,
     Acc,
     CellSource,
     ExactSource,
@@ -43,7 +41,6 @@ from analysis._cells import (
     idx_of,
     last_released_day,
     moe,
-    released_versions,
     share,
     shown,
     sum_by,
@@ -51,8 +48,9 @@ from analysis._cells import (
     vkey,
 )
 from analysis._filters import FilterError, Filters, Period
-from analysis._questions import GROWTH, MIN_Z, SPIKE_RATIO, Answer, Question
-from analysis._registry import (
+from analysis._questions import DEFAULT_K, DEFAULT_LIMIT, GROWTH, MIN_Z, SPIKE_RATIO, Answer
+from analysis._registry import Question
+from analysis._rows import (
     AppRow,
     AttemptRow,
     IntentRow,
@@ -69,19 +67,13 @@ from contract.catalogue._versions import OTHER_VERSION
 from contract.days import PeriodKind
 
 __all__ = [
-    "CUBE_OF",
-    "Z95",
-    "CellSource",
-    "ExactSource",
-    "NotReleased",
+    "DERIVE",
     "RELEASED_QUESTIONS",
-    "ReleasedSource",
+    "ask",
     "ask_exact",
     "ask_released",
-    "default_period",
-    "exact_period",
+    "derive",
     "last_released_day",
-    "released_versions",
     "unavailable",
 ]
 
@@ -358,3 +350,16 @@ def ask_exact(
     answer = derive(ExactSource(con), question, filters, period, limit)
     kept = tuple(_suppressed(r, k) for r in answer.rows if r.n >= k)
     return Answer(question, answer.period, k, filters, kept, source="exact", note=answer.note)
+
+
+def ask(
+    con: duckdb.DuckDBPyConnection,
+    question: Question,
+    filters: Filters | None = None,
+    *,
+    k: int = DEFAULT_K,
+    limit: int = DEFAULT_LIMIT,
+    period: Period | None = None,
+) -> Answer[Row]:
+    """The steward's exact answer (``ask_exact``) at the default threshold ``DEFAULT_K``."""
+    return ask_exact(con, question, filters, limit=limit, period=period, k=k)

@@ -1,7 +1,8 @@
-"""Rows in and out: a query's values or a JSON object to a question's row type, and back.
+"""Each triage question's row type, and rows in and out: a query's values or a JSON object to a
+row, and back.
 
-The row types are defined with their questions, in ``analysis._registry``; they are re-exported
-here for the modules that only handle rows.
+This is the one module that defines the row types (``analysis._registry`` names each
+question's; the package re-exports them as its public API).
 """
 
 from __future__ import annotations
@@ -10,27 +11,17 @@ import dataclasses
 import datetime as dt
 import typing
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-from analysis._registry import (
-    AppRow,
-    AttemptRow,
-    IntentRow,
-    PlatformRow,
-    R,
-    RegressionRow,
-    RingRow,
-    Row,
-    ShapeRow,
-    TopRow,
-    TrendRow,
-)
+from typing import Any, TypeVar
 
 __all__ = [
     "AppRow",
     "AttemptRow",
+    "FrictionVersionRow",
+    "WeekRow",
     "IntentRow",
+    "PanelRow",
     "PlatformRow",
+    "R",
     "RegressionRow",
     "RingRow",
     "Row",
@@ -40,7 +31,187 @@ __all__ = [
     "row_from_json",
     "row_from_values",
     "row_to_json",
+    "shown_count",
+    "within_noise",
 ]
+
+# -- each question's row ------------------------------------------------------------------
+# Counts are ints, shares are percentages (floats), days are dates.
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TopRow:
+    tool: str
+    error_class: str
+    friction_type: str
+    n: int
+    #: The 95 % half-width of ``n``'s noise (0 on the exact view).
+    moe: int
+    #: The previous period's count; None when the previous period has no cell.
+    prev_n: int | None
+    change: int | None
+    #: None unless the previous count is above its own noise.
+    change_pct: float | None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TrendRow:
+    day: dt.date
+    #: A friction_type, or ``all``.
+    series: str
+    n: int
+    moe: int
+    #: Mean of the released days among the 7 before, a whole number; None when none.
+    baseline: int | None
+    spike: bool
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RegressionRow:
+    version: str
+    first_day: dt.date
+    tool: str
+    error_class: str
+    n: int
+    moe: int
+    share_pct: float
+    base_n: int
+    base_share_pct: float
+    #: ``new`` or ``growing``.
+    status: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PlatformRow:
+    platform: str
+    tool: str
+    n: int
+    moe: int
+    platform_n: int
+    share_pct: float
+    #: The 95 % half-width of the share (delta method over the cells' noise).
+    share_moe: float
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class AppRow:
+    tool: str
+    #: ``not_installed``, ``not_running``, ``not_permitted`` or ``genuine``.
+    app_state: str
+    n: int
+    moe: int
+    tool_n: int
+    share_pct: float
+    share_moe: float
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ShapeRow:
+    tool: str
+    arg: str
+    arg_type: str
+    #: A size bucket, or ``-`` for types without a size.
+    size: str
+    n: int
+    moe: int
+    share_pct: float
+    share_moe: float
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RingRow:
+    #: 2 (prev1 -> failure) or 3 (prev2 -> prev1 -> failure).
+    calls: int
+    prev2_tool: str | None
+    prev2_outcome: str | None
+    prev1_tool: str
+    prev1_outcome: str
+    tool: str
+    error_class: str
+    n: int
+    moe: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class IntentRow:
+    intent: str
+    n: int
+    moe: int
+    share_pct: float
+    share_moe: float
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class AttemptRow:
+    attempts: str
+    n: int
+    moe: int
+    share_pct: float
+    share_moe: float
+
+
+#: Any question's row.
+Row = (
+    TopRow
+    | TrendRow
+    | RegressionRow
+    | PlatformRow
+    | AppRow
+    | ShapeRow
+    | RingRow
+    | IntentRow
+    | AttemptRow
+)
+R = TypeVar("R", bound=Row)
+
+
+# -- the weekly trends of a tool and of a friction (``analysis._friction``) -------------------
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class WeekRow:
+    """One released week of the ``friction`` cube's cells of a tool or of one friction."""
+
+    week: dt.date
+    #: The week's last day (a Sunday).
+    week_end: dt.date
+    #: A friction type, or ``all`` (their sum).
+    series: str
+    n: int
+    moe: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FrictionVersionRow:
+    """One client version's count of one tool x error class (the versions release has no
+    friction type), with its share of the version's signals."""
+
+    version: str
+    n: int
+    moe: int
+    version_n: int
+    share_pct: float
+    share_moe: float
+    #: ``new`` or ``growing`` when the regressions view lists it for this version, else None.
+    regression: str | None
+
+
+#: Any row a dashboard table shows.
+PanelRow = Row | WeekRow | FrictionVersionRow
+
+
+def within_noise(row: PanelRow) -> bool:
+    """The row's count is within noise: its 95 % interval ``n +- moe`` includes 0."""
+    return row.moe > 0 and row.n <= row.moe
+
+
+def shown_count(row: PanelRow) -> str:
+    """``n +- moe`` (or ``n`` when exact), and "within noise" when the interval includes 0."""
+    text = f"{row.n:,} \u00b1 {row.moe:,}" if row.moe else f"{row.n:,}"
+    return f"{text} (within noise)" if within_noise(row) else text
+
+
+# -- conversions ---------------------------------------------------------------------------
 
 _CONVERTERS: dict[type, tuple[tuple[str, Any], ...]] = {}
 
@@ -83,7 +254,7 @@ def row_from_json(row_type: type[R], doc: Mapping[str, Any]) -> R:
     return row_type(**{name: _coerce(kind, doc.get(name)) for name, kind in _converters(row_type)})
 
 
-def row_to_json(row: Row) -> dict[str, Any]:
+def row_to_json(row: PanelRow) -> dict[str, Any]:
     """A JSON object of a row: dates as ISO strings."""
     return {
         f.name: v.isoformat() if isinstance(v, dt.date) else v

@@ -35,7 +35,7 @@ import typer
 from analysis._cli_remote import TokenOpt, UrlOpt, remote_failed
 from analysis._filters import Filters, Period
 from analysis._questions import GROWTH, MIN_Z, Answer, Question
-from analysis._registry import RegressionRow, Row, TopRow, TrendRow
+from analysis._rows import RegressionRow, Row, TopRow, TrendRow
 
 if TYPE_CHECKING:
     import duckdb

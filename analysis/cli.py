@@ -23,7 +23,8 @@ import typer
 from analysis._api import open_db, open_lake
 from analysis._cli_remote import TokenOpt, UrlOpt, remote_failed
 from analysis._filters import FilterError, Filters
-from analysis._questions import DEFAULT_K, DEFAULT_LIMIT, QUESTIONS, Answer, Question, ask
+from analysis._questions import DEFAULT_K, DEFAULT_LIMIT, QUESTIONS, Answer, Question
+from analysis._released import ask
 from analysis._rows import Row, TrendRow
 from client._console import make_console
 
@@ -185,7 +186,8 @@ def _answer(
     if exact and db is None and lake is None:
         raise typer.BadParameter("--exact needs --db or --lake (a collector answers with releases)")
     if db is not None or lake is not None:
-        from analysis._released import NotReleased, ask_released
+        from analysis._cells import NotReleased
+        from analysis._released import ask_released
 
         con = _open(db, lake, exact=exact, mirror=mirror)
         try:

@@ -17,25 +17,19 @@ from pathlib import Path
 
 import duckdb
 
+from analysis._cells import RELEASED_QUESTIONS, default_period, exact_period
 from analysis._charts import chart_png, chart_svg
 from analysis._filters import FilterError, Filters
-from analysis._questions import (
-    DEFAULT_K,
-    DEFAULT_LIMIT,
-    QUESTIONS,
-    Answer,
-    Question,
-    ask,
+from analysis._questions import DEFAULT_K, DEFAULT_LIMIT, QUESTIONS, Answer, Question
+from analysis._released import ask, ask_released, unavailable
+from analysis._rows import (
+    FrictionVersionRow,
+    PanelRow,
+    Row,
+    TrendRow,
+    WeekRow,
+    shown_count,
 )
-from analysis._registry import shown_count
-from analysis._released import (
-    RELEASED_QUESTIONS,
-    ask_released,
-    default_period,
-    exact_period,
-    unavailable,
-)
-from analysis._rows import Row, TrendRow
 from contract.days import utc_today
 
 __all__ = [
@@ -48,6 +42,7 @@ __all__ = [
     "cell_text",
     "columns",
     "format_cell",
+    "rows_table_html",
     "table_html",
     "table_rows",
     "write_pngs",
@@ -144,6 +139,8 @@ def format_cell(value: object) -> str:
     return str(value)
 
 
+#: The rows of a friction's own page (no link to a friction page from there).
+_FRICTION_ROWS = (WeekRow, FrictionVersionRow)
 #: Columns shown inside another: ``n +- moe`` and ``share_pct +- share_moe``.
 _FOLDED = frozenset({"moe", "share_moe"})
 
@@ -153,7 +150,7 @@ def columns(answer: Answer[Row]) -> list[str]:
     return [f.name for f in fields(QUESTIONS[answer.question].row_type) if f.name not in _FOLDED]
 
 
-def cell_text(row: Row, column: str) -> str:
+def cell_text(row: PanelRow, column: str) -> str:
     """One shown cell: ``n`` as ``n +- moe`` (marked "within noise" when its 95 % interval
     includes 0), a share with its margin, anything else by ``format_cell``."""
     value = getattr(row, column)
@@ -175,7 +172,10 @@ def table_rows(answer: Answer[Row]) -> tuple[Row, ...]:
 
 
 def _tbody(
-    rows: Sequence[Row], cols: Sequence[str], tool_href: Callable[[str], str | None] | None
+    rows: Sequence[PanelRow],
+    cols: Sequence[str],
+    tool_href: Callable[[str], str | None] | None,
+    friction_href: Callable[[Row], str | None] | None = None,
 ) -> str:
     body = []
     for row in rows:
@@ -190,6 +190,14 @@ def _tbody(
             )
             if href is not None:
                 text = f'<a class="drill" href="{html.escape(href)}">{text}</a>'
+            page = None
+            if friction_href and c == "error_class" and not isinstance(row, _FRICTION_ROWS):
+                page = friction_href(row)
+            if page is not None:
+                text = (
+                    f'<a class="friction" title="This friction\'s page" '
+                    f'href="{html.escape(page)}">{text}</a>'
+                )
             cells.append(f"<td{cls}>{text}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     return "".join(body)
@@ -200,19 +208,36 @@ def table_html(
     limit: int = TABLE_ROWS,
     *,
     tool_href: Callable[[str], str | None] | None = None,
+    friction_href: Callable[[Row], str | None] | None = None,
     expandable: bool = False,
 ) -> str:
     """An HTML table of an answer's first ``limit`` rows (escaped); ``tool_href`` links tool
-    cells. ``expandable`` puts the other rows behind a "show more" disclosure (no script)."""
-    cols = columns(answer)
+    cells, ``friction_href`` a row's error class. ``expandable`` puts the other rows behind a
+    "show more" disclosure (no script)."""
+    return rows_table_html(
+        table_rows(answer), columns(answer), limit, tool_href=tool_href,
+        friction_href=friction_href, expandable=expandable,
+    )  # fmt: skip
+
+
+def rows_table_html(
+    rows: Sequence[PanelRow],
+    cols: Sequence[str],
+    limit: int = TABLE_ROWS,
+    *,
+    tool_href: Callable[[str], str | None] | None = None,
+    friction_href: Callable[[Row], str | None] | None = None,
+    expandable: bool = False,
+) -> str:
+    """``table_html`` for any rows a dashboard shows, with the columns ``cols``."""
     head = "<thead><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in cols) + "</tr></thead>"
-    rows = table_rows(answer)
     shown, rest = rows[:limit], rows[limit:]
-    out = f"<table>{head}<tbody>{_tbody(shown, cols, tool_href)}</tbody></table>"
+    links = (tool_href, friction_href)
+    out = f"<table>{head}<tbody>{_tbody(shown, cols, *links)}</tbody></table>"
     if rest and expandable:
         out += (
             f'<details class="more-rows"><summary>Show {len(rest)} more rows</summary>'
-            f"<table>{head}<tbody>{_tbody(rest, cols, tool_href)}</tbody></table></details>"
+            f"<table>{head}<tbody>{_tbody(rest, cols, *links)}</tbody></table></details>"
         )
     elif rest:
         out += f'<p class="more">{len(rest)} more rows not shown.</p>'

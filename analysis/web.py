@@ -5,16 +5,20 @@
   (``service.auth.require_bearer`` over ``read_tokens``). Query parameters: ``start``,
   ``end``, ``platform``, ``version``, ``tool`` (filters a question's release can take) and
   ``limit``.
-- Every figure is post-processing of the differentially private daily releases the collector
-  stores (``analysis._released``); before answering, closed days not yet released are released
-  (once: ``collector.releases.store`` never redraws). No raw row and no exact count is read.
-- ``/dashboard``: a login form (``POST /dashboard/login``) sets an HttpOnly, SameSite=Strict
-  session cookie (``analysis._session``); then the overview (``GET /dashboard``) and one page
-  per tool (``GET /dashboard/tool/{tool}``), with the same filters as query parameters. Assets
+- Every figure is post-processing of the differentially private releases the collector
+  stores (``analysis._released``); readers never release (the closed-period job does, once).
+  No raw row and no exact count is read.
+- ``/dashboard``: a login form (``analysis._signin``) sets an HttpOnly, SameSite=Strict
+  session cookie (``analysis._session``); then the overview (``GET /dashboard``), one page
+  per tool (``GET /dashboard/tool/{tool}``), with the same filters as query parameters, and
+  one page per friction (``GET /dashboard/friction/{tool}/{error_class}/{friction_type}``,
+  ``start`` and ``end`` only: ``analysis._friction_page``). A page opened without a session
+  sends the browser to the form with the page as ``next``, where a sign-in lands. Assets
   come from ``analysis/static`` only; pages carry a strict CSP with no script at all.
 - ``GET /dashboard/export/{question}.csv`` / ``.json``: a panel's figures as a file, behind the
   same session, with the page's filters (``analysis._export``); filters the panel cannot take
-  answer 422 with the page's sentence, never an empty file.
+  answer 422 with the page's sentence, never an empty file. A friction's panels download at
+  ``.../friction/{tool}/{error_class}/{friction_type}/export/{panel}.csv`` / ``.json``.
 
 Errors are RFC 9457 problems (``ProblemError``) naming the parameter and the rule, never the
 value. Every query runs on the collector's database thread (``Database.run``); charts render
@@ -23,59 +27,60 @@ in a worker thread.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager, suppress
 from importlib import resources
-from typing import Annotated, Any
+from typing import Any, TypeVar
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Depends, Form, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import RedirectResponse, Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
+from analysis._cells import CUBE_OF, NotReleased, last_released_day
 from analysis._charts import warm_up
 from analysis._dashboard import (
     View,
+    answer_svg,
     filter_error_view,
-    filter_message,
-    login_page,
     overview_answers,
-    page_failed,
     page_rest,
-    page_start,
-    panel_answer,
+    page_title,
     render_svgs,
     tool_answers,
 )
-from analysis._export import export_response, export_target
-from analysis._filters import FilterError, Filters
-from analysis._questions import DEFAULT_LIMIT, QUESTIONS, Answer, Question
-from analysis._released import CUBE_OF, NotReleased, ask_released, last_released_day
-from analysis._rows import Row
-from analysis._session import (
-    COOKIE_NAME,
-    CSRF_COOKIE,
-    CSRF_SECONDS,
-    SESSION_SECONDS,
-    Revocations,
-    Session,
-    csrf_valid,
-    make_session,
-    new_csrf,
-    open_session,
-    secure_request,
+from analysis._export import DAY_KEYS, Downloads
+from analysis._filters import FilterError, Filters, checked_filters
+from analysis._friction import FrictionKey
+from analysis._friction_page import (
+    FrictionView,
+    friction_error_view,
+    friction_page_rest,
+    friction_svgs,
+    friction_title,
+    friction_view,
 )
+from analysis._html import page_failed, page_start
+from analysis._prewarm import ViewCache, prewarm
+from analysis._questions import DEFAULT_LIMIT, QUESTIONS, Answer, Question
+from analysis._released import ask_released
+from analysis._rows import Row
+from analysis._signin import SignIn
 from collector.releases.published import privacy_json
 from collector.releases.store import params_from_settings
 from collector.settings import CollectorSettings
 from contract.schema import ToolName
-from service.auth import require_bearer, token_matches
+from service.auth import require_bearer
 from service.db import Database
 from service.errors import ProblemError
 
 __all__ = ["MAX_LIMIT", "build_router"]
 
 _FILTER_KEYS = frozenset({"start", "end", "platform", "version", "tool"})
+_V = TypeVar("_V")
 _STATIC = {"dashboard.css": "text/css; charset=utf-8"}
 _CSP = (
     "default-src 'none'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
@@ -108,10 +113,7 @@ def _page_filters(
 ) -> tuple[Filters, FilterError | None]:
     """A page's filters; unusable ones become the defaults plus the error the page shows."""
     try:
-        for key in params:
-            if key not in allowed:
-                raise FilterError(key if key.isidentifier() else "?", "is not a filter")
-        return Filters.parse(params), None
+        return checked_filters(params, allowed), None
     except FilterError as exc:
         return Filters(), exc
 
@@ -136,15 +138,38 @@ def _released_through(con: Any) -> str | None:
 
 def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
     """The triage API and the dashboard, reading through ``db``."""
-    router = APIRouter()
     warm_up()  # the dashboard's first view must not wait for the chart engine to start
+    pages: ViewCache[View] = ViewCache()
+    frictions: ViewCache[FrictionView] = ViewCache()
+    # Each chart is drawn as soon as its answer is derived, while the database thread derives
+    # the next: the page then finds it drawn (analysis._charts: one drawing per spec).
+    predraw = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dashboard-charts")
+
+    def draw_early(answer: Answer[Row]) -> None:
+        predraw.submit(answer_svg, answer)
+
+    def first_view(con: Any) -> View:
+        default = Filters()
+        return pages.get(con, ("overview", default), lambda c: overview_answers(c, default))
+
+    @asynccontextmanager
+    async def lifespan(_app: Any) -> AsyncIterator[None]:
+        # The first view is computed and drawn at start and after each release, off any
+        # request (analysis._prewarm).
+        task = asyncio.create_task(prewarm(db, first_view, render_svgs))
+        try:
+            yield
+        finally:
+            task.cancel()
+            with suppress(asyncio.CancelledError):
+                await task
+            predraw.shutdown(wait=False, cancel_futures=True)
+
+    router = APIRouter(lifespan=lifespan)
     require_team_token = require_bearer(settings.read_tokens)
     params = params_from_settings(settings)
 
     # Readers never release: the closed-period job is the one writer of releases.
-    def secrets() -> list[str]:
-        return [t.get_secret_value() for t in settings.read_tokens]
-
     # -- JSON API -----------------------------------------------------------------------
     @router.get(
         "/v1/triage",
@@ -195,127 +220,66 @@ def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
             raise ProblemError(422, "invalid_filter", str(exc)) from None
 
     # -- dashboard ----------------------------------------------------------------------
-    revocations = Revocations()
-
-    def session_of(request: Request) -> Session | None:
-        """The request's session, when valid and not signed out."""
-        session = open_session(request.cookies.get(COOKIE_NAME), secrets())
-        return None if session is None or revocations.revoked(session) else session
-
-    def signed_in(request: Request) -> bool:
-        return session_of(request) is not None
-
-    def secure(request: Request) -> bool:
-        return secure_request(request.url.scheme, request.headers)
-
-    def page(body: str, status: int = 200) -> HTMLResponse:
-        return HTMLResponse(body, status_code=status, headers=_PAGE_HEADERS)
-
-    def to_login() -> RedirectResponse:
-        return RedirectResponse("/dashboard/login", status_code=303, headers=_PAGE_HEADERS)
-
-    @router.get("/dashboard/login", include_in_schema=False)
-    async def login_form(request: Request) -> Response:
-        csrf = new_csrf()
-        response = page(login_page(failed=request.query_params.get("failed") == "1", csrf=csrf))
-        response.set_cookie(
-            CSRF_COOKIE,
-            csrf,
-            max_age=CSRF_SECONDS,
-            path="/dashboard",
-            httponly=True,
-            samesite="strict",
-            secure=secure(request),
-        )
-        return response
-
-    @router.post("/dashboard/login", include_in_schema=False)
-    async def login(
-        request: Request,
-        token: Annotated[str, Form(max_length=512)] = "",
-        csrf: Annotated[str, Form(max_length=64)] = "",
-    ) -> Response:
-        # Login CSRF: a browser (it sends Origin or Sec-Fetch-Site with a form POST) must post
-        # the form's token, equal to its SameSite=Strict cookie: a cross-site page cannot.
-        from_browser = "origin" in request.headers or "sec-fetch-site" in request.headers
-        if from_browser and not csrf_valid(request.cookies.get(CSRF_COOKIE), csrf):
-            return page(login_page(failed=True, csrf=""), status=403)
-        if not token or not token_matches(settings.read_tokens, token):
-            # Post/redirect/get: the form comes back with a message, nothing is echoed.
-            return RedirectResponse(
-                "/dashboard/login?failed=1", status_code=303, headers=_PAGE_HEADERS
-            )
-        response = RedirectResponse("/dashboard", status_code=303, headers=_PAGE_HEADERS)
-        response.set_cookie(
-            COOKIE_NAME,
-            make_session(token),
-            max_age=SESSION_SECONDS,
-            path="/dashboard",
-            httponly=True,
-            samesite="strict",
-            secure=secure(request),
-        )
-        response.delete_cookie(CSRF_COOKIE, path="/dashboard", httponly=True, samesite="strict")
-        return response
-
-    @router.post("/dashboard/logout", include_in_schema=False)
-    async def logout(request: Request) -> Response:
-        # Server-side: this value stops working even if a copy of the cookie survives.
-        # Only a valid session is recorded, so anonymous posts cannot fill the list.
-        session = session_of(request)
-        if session is not None:
-            revocations.revoke(session)  # this login's nonce only: other sessions go on
-        response = to_login()
-        response.delete_cookie(
-            COOKIE_NAME, path="/dashboard", httponly=True, samesite="strict", secure=secure(request)
-        )
-        return response
+    signin = SignIn(settings.read_tokens, _PAGE_HEADERS)
+    signin.add_routes(router)
 
     def render(
-        compute: Callable[[Any], View],
-        tool: ToolName | None,
-        exc: FilterError | None,
-        params: Mapping[str, str],
+        title: str,
+        compute: Callable[[Any], _V],
+        draw: Callable[[_V], list[str | None]],
+        rest: Callable[[_V, list[str | None]], str],
+        status: int,
     ) -> Response:
         """Stream the page: its head and a loading notice at once, the figures when ready
         (reading the released cells and drawing the charts of a large release takes a moment;
         no page ever computes a release)."""
 
         async def body() -> AsyncIterator[str]:
-            yield page_start(tool)
+            yield page_start(title)
             try:
                 view = await db.run(compute)
-                if exc is not None:
-                    view = filter_error_view(view, exc, params)
-                svgs = await run_in_threadpool(render_svgs, view)
+                svgs = await run_in_threadpool(draw, view)
             except Exception as exc_:  # the status is sent: end the page with a message
                 logger.error("unhandled %s in a dashboard page", type(exc_).__name__)
                 yield page_failed()
                 return
-            yield page_rest(view, svgs)
+            yield rest(view, svgs)
+
+        return StreamingResponse(
+            body(), status_code=status, media_type="text/html; charset=utf-8",
+            headers=_PAGE_HEADERS,
+        )  # fmt: skip
+
+    def view_page(
+        compute: Callable[[Any], View], tool: ToolName | None, exc: FilterError | None,
+        params: Mapping[str, str],
+    ) -> Response:  # fmt: skip
+        def computed(con: Any) -> View:
+            view = compute(con)
+            return view if exc is None else filter_error_view(view, exc, params)
 
         # An unusable filter is the person's to fix: the page says so above its form.
-        return StreamingResponse(
-            body(),
-            status_code=422 if exc is not None else 200,
-            media_type="text/html; charset=utf-8",
-            headers=_PAGE_HEADERS,
-        )
+        status = 422 if exc is not None else 200
+        return render(page_title(tool), computed, render_svgs, page_rest, status)
 
     @router.get("/dashboard", include_in_schema=False)
     async def overview(request: Request) -> Response:
-        if not signed_in(request):
-            return to_login()
+        if not signin.signed_in(request):
+            return signin.to_login(request)
         params = dict(request.query_params)
         filters, exc = _page_filters(params, _FILTER_KEYS)
-        return render(lambda con: overview_answers(con, filters), None, exc, params)
+        key = ("overview", filters)
+        return view_page(
+            lambda con: pages.get(con, key, lambda c: overview_answers(c, filters, draw_early)),
+            None, exc, params,
+        )  # fmt: skip
 
     @router.get("/dashboard/tool", include_in_schema=False)
     async def pick_tool(request: Request) -> Response:
         """The drill-down's tool picker (a GET form): redirect to the chosen tool's page, or to
         the overview for "any", keeping the other filters."""
-        if not signed_in(request):
-            return to_login()
+        if not signin.signed_in(request):
+            return signin.to_login(request)
         params = dict(request.query_params)
         tool = params.pop("tool", "")
         keep = {k: v for k, v in params.items() if k in _FILTER_KEYS and v}
@@ -328,36 +292,40 @@ def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
 
     @router.get("/dashboard/tool/{tool}", include_in_schema=False)
     async def drill_down(tool: str, request: Request) -> Response:
-        if not signed_in(request):
-            return to_login()
+        if not signin.signed_in(request):
+            return signin.to_login(request)
         try:
             name = ToolName(tool)
         except ValueError:
             raise ProblemError(404, "unknown_tool", "No catalogue tool by that name.") from None
         params = dict(request.query_params)
         filters, exc = _page_filters(params, _FILTER_KEYS - {"tool"})
-        return render(lambda con: tool_answers(con, name, filters), name, exc, params)
+        key = ("tool", name, filters)
+        return view_page(
+            lambda con: pages.get(con, key, lambda c: tool_answers(c, name, filters, draw_early)),
+            name, exc, params,
+        )  # fmt: skip
 
-    @router.get("/dashboard/export/{name}", include_in_schema=False)
-    async def export(name: str, request: Request) -> Response:
-        if not signed_in(request):
-            return to_login()
-        question, fmt = export_target(name)
-        try:  # the page's filters, refused with the sentence the page would show
-            filters = Filters.parse(dict(request.query_params))
-        except FilterError as exc:
-            raise ProblemError(422, "invalid_filter", filter_message(exc)) from None
+    @router.get("/dashboard/friction/{tool}/{error_class}/{friction_type}", include_in_schema=False)
+    async def friction(
+        tool: str, error_class: str, friction_type: str, request: Request
+    ) -> Response:
+        if not signin.signed_in(request):
+            return signin.to_login(request)
+        key = FrictionKey.parse(tool, error_class, friction_type)
+        if key is None:
+            raise ProblemError(404, "unknown_friction", "No friction by that name.")
+        params = dict(request.query_params)
+        filters, exc = _page_filters(params, DAY_KEYS)
 
-        def run(con: Any) -> tuple[Answer[Row], str | None]:
-            return panel_answer(con, question, filters), _released_through(con)
+        def compute(con: Any) -> FrictionView:
+            view = frictions.get(con, (key, filters), lambda c: friction_view(c, key, filters))
+            return view if exc is None else friction_error_view(view, exc, params)
 
-        try:
-            answer, through = await db.run(run)
-        except FilterError as exc:
-            raise ProblemError(422, "invalid_filter", filter_message(exc)) from None
-        if answer.unavailable is not None:  # the panel's own message, never an empty file
-            raise ProblemError(422, "invalid_filter", answer.empty_text)
-        return export_response(answer, through, fmt, _PAGE_HEADERS)
+        status = 422 if exc is not None else 200
+        return render(friction_title(key), compute, friction_svgs, friction_page_rest, status)
+
+    Downloads(db, signin, pages, frictions, _PAGE_HEADERS).add_routes(router)
 
     @router.get("/dashboard/static/{name}", include_in_schema=False)
     async def static(name: str) -> Response:

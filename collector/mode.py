@@ -128,7 +128,7 @@ def storage_mode(
     alerts: AlertSource | None = None,
 ) -> StorageMode:
     """The mode ``settings`` choose: the lake when ``lake_uri`` is set (``[lake]`` extra; its
-    releases are ``lmcp lake release``'s, which sends no alerts)."""
+    releases and their alerts are ``lmcp lake release``'s)."""
     if settings.lake_uri:
         with lake_extra():
             from collector.lake.mode import LakeMode

@@ -1,7 +1,9 @@
 """The alert webhook: after a release, one JSON document POSTed to ``alert_webhook_url``.
 
-What to send is computed above the collector (``analysis.alerts.on_release``, handed in by the
-shell as an ``AlertSource``: the collector never imports analysis) from released cells only.
+Both release jobs send it: the file mode's (``collector.retention``) and the lake's
+(``lmcp lake release``, through ``collector.lake.releases.send_lake_alerts``). What to send is
+computed above the collector (``analysis.alerts.on_release``, handed in by the shell as an
+``AlertSource``: the collector never imports analysis) from released cells only.
 The POST runs off the event loop and off the database thread, with a short timeout and a few
 retries; a webhook that fails is logged without its URL or the body, and never fails the job.
 """
@@ -16,7 +18,7 @@ from typing import Any
 
 import duckdb
 
-__all__ = ["AlertSource", "Webhook", "post_alerts"]
+__all__ = ["AlertSource", "Webhook", "post_alerts", "send_alerts"]
 
 #: On the database thread, after a run of the release job: the (cube, period) pairs that run
 #: stored -> the document to send, or None (nothing to say, or not a newly closed period).
@@ -79,3 +81,21 @@ def post_alerts(hook: Webhook, document: Mapping[str, Any]) -> bool:
         log.warning("alert webhook refused the alerts: HTTP %d", status)
         return False
     return True
+
+
+def send_alerts(
+    hook: Webhook, con: duckdb.DuckDBPyConnection, released: Sequence[tuple[str, dt.date]]
+) -> bool | None:
+    """After a release run (the lake's job; the file mode's runs in ``collector.retention``):
+    the document of what that run stored (``released``: only its own commits, so a period is
+    alerted at most once), computed on ``con``'s released cells and POSTed. None when there
+    is nothing to send, else whether the receiver took it. Never raises: the releases are
+    stored, an alert can neither undo nor fail them."""
+    if not released:
+        return None
+    try:
+        document = hook.source(con, released)
+    except Exception as exc:
+        log.error("alerts not computed: %s", type(exc).__name__)
+        return False
+    return None if document is None else post_alerts(hook, document)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
+    from collector.lake.releases import ReleaseResult
     from collector.lake.store import LakeStore
 
 __all__ = ["app"]
@@ -159,7 +160,8 @@ def release(
 
     The privacy parameters come from the collector's settings (LMCP_COLLECTOR_RELEASE_*,
     refused past its epsilon ceiling). Periods before the retention window (or
-    LMCP_COLLECTOR_RELEASE_BACKFILL_DAYS back) are never released."""
+    LMCP_COLLECTOR_RELEASE_BACKFILL_DAYS back) are never released. With
+    LMCP_COLLECTOR_ALERT_WEBHOOK_URL, the alerts of a newly released week are POSTed there."""
     from collector.lake.releases import release as run
     from collector.settings import CollectorSettings
     from service.settings import load_settings
@@ -171,8 +173,9 @@ def release(
         plan = settings.checked_release_plan()
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
+    store = _store(lake)
     results = run(
-        _store(lake),
+        store,
         _today(today),
         plan,
         retention_days=window,
@@ -188,6 +191,23 @@ def release(
         else:
             typer.echo(f"{r.day}: {what} released by another job meanwhile (kept as it is)")
     typer.echo(f"released {periods} period(s)")
+    if settings.alert_webhook_url is not None:
+        _alert(store, str(settings.alert_webhook_url), results)
+
+
+def _alert(store: LakeStore, url: str, results: list[ReleaseResult]) -> None:
+    """The file mode's alerts, for what this run released (the URL is a secret: never shown)."""
+    from analysis.alerts import on_release
+    from collector.lake.releases import send_lake_alerts
+    from collector.webhook import Webhook
+
+    sent = send_lake_alerts(store, Webhook(url, on_release), results)
+    if sent is None:
+        typer.echo("alerts: none to send")
+    elif sent:
+        typer.echo("alerts: sent to the webhook")
+    else:  # the job did its work: the releases are committed
+        typer.echo("alerts: not delivered (the webhook failed; see the log)")
 
 
 @app.command()

@@ -23,11 +23,16 @@ version it read. A concurrent job that committed that day first makes delta-rs r
 commit ("a concurrent transaction ..."): this job's draw is dropped, never stored or shown.
 A version that already holds a (cube, period) is never committed over, so a stored release
 is never replaced (two draws of one period would let their difference be averaged away).
+
+Alerts: after a run, ``send_lake_alerts`` POSTs the alerts of what that run committed to the
+configured webhook (``collector.webhook``), computed from the lake's released cells; a day
+another job committed first is that job's to alert, so each closed week is alerted once.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
@@ -44,6 +49,7 @@ from collector.lake.store import MAX_COMMIT_RETRIES, DayStatus, LakeStore
 from collector.releases.cubes import CUBES
 from collector.releases.store import count_period, draw_period, store_period
 from collector.retention import first_kept_day
+from collector.webhook import Webhook, send_alerts
 from contract.accountant import DEFAULT_WINDOW_DAYS, ReleasePlan
 from contract.days import closed, period_end, periods_between
 from contract.limits import LATE_DAYS
@@ -57,10 +63,13 @@ __all__ = [
     "due_periods",
     "load_releases",
     "release",
+    "released_pairs",
     "released_rows",
+    "send_lake_alerts",
     "signal_days",
 ]
 
+log = logging.getLogger("collector")
 RELEASES_DIR = "_releases"
 _DAY = "day"
 _ONE = dt.timedelta(days=1)
@@ -341,3 +350,28 @@ def connect(store: LakeStore, *, raw: bool = False) -> duckdb.DuckDBPyConnection
         con.close()
         raise
     return con
+
+
+def released_pairs(results: Iterable[ReleaseResult]) -> list[tuple[str, dt.date]]:
+    """The (cube, first day) pairs these results committed; a day another job committed
+    first (``taken``) is that job's to alert."""
+    return [(c, r.day) for r in results if r.status == "released" for c in r.cubes]
+
+
+def send_lake_alerts(
+    store: LakeStore, hook: Webhook, results: Iterable[ReleaseResult]
+) -> bool | None:
+    """The alerts of one ``release`` run, from the lake's released cells, POSTed to ``hook``
+    (``collector.webhook.send_alerts``: None when there is nothing to send; never raises)."""
+    released = released_pairs(results)
+    if not released:
+        return None
+    try:
+        con = connect(store)
+    except Exception as exc:  # the releases are committed: an alert never fails the job
+        log.error("alerts not computed: %s", type(exc).__name__)
+        return False
+    try:
+        return send_alerts(hook, con, released)
+    finally:
+        con.close()

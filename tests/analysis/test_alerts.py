@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from analysis._filters import Period
 from analysis._questions import GROWTH, MIN_Z
-from analysis._registry import RegressionRow, TopRow, TrendRow
+from analysis._rows import RegressionRow, TopRow, TrendRow
 from analysis.alerts import (
     DOCUMENT_KIND,
     AlertKind,

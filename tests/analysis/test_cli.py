@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -173,7 +174,9 @@ def test_a_steward_parquet_export_answers_the_same_exact_figures(
     assert analysis.answer_from_json(json.loads(result.output)) == local
 
 
-def test_release_is_idempotent_and_answers_do_not_change(tmp_path: Path) -> None:
+def test_release_shows_its_progress_is_idempotent_and_answers_do_not_change(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "r.duckdb"
     made = runner.invoke(
         app, ["synth", "--signals", "3000", "--db", str(path)]
@@ -181,6 +184,12 @@ def test_release_is_idempotent_and_answers_do_not_change(tmp_path: Path) -> None
     assert made.exit_code == 0, made.output
     first = runner.invoke(app, ["release", "--db", str(path)])
     assert first.exit_code == 0 and "released 0 " not in first.output, first.output
+    # A run of a minute or more says how far it is: its bar ends at every (cube, period).
+    released = re.search(r"released ([\d,]+) \(cube, period\) pairs", first.output)
+    assert released is not None
+    total = released.group(1).replace(",", "")
+    bar = re.search(r"releasing .*? (\d+)/(\d+) ", first.output)
+    assert bar is not None and bar.groups() == (total, total), first.output
     before = runner.invoke(app, ["intents", "--db", str(path), "--json"]).output
     assert json.loads(before)["rows"], before
     again = runner.invoke(app, ["release", "--db", str(path)])

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import httpx
 import pytest
@@ -23,7 +24,8 @@ import pytest
 from analysis import answer_from_json
 from analysis._csv import write_csv
 from analysis._dashboard import OVERVIEW, TOOL_VIEW
-from analysis._registry import QUESTIONS, Question, TopRow
+from analysis._registry import QUESTIONS, Question
+from analysis._rows import TopRow
 from analysis._session import COOKIE_NAME, make_session
 from analysis.report import table_rows
 from tests._servers import HANG_S
@@ -93,7 +95,9 @@ def test_exports_need_the_dashboard_session(collector_url: str, name: str) -> No
                 client.cookies.set(COOKIE_NAME, cookie, path="/dashboard")
             response = client.get(url, headers=headers, follow_redirects=False)
             assert response.status_code == 303, (headers, cookie)
-            assert response.headers["location"] == "/dashboard/login"
+            # The sign-in form, which brings the browser back to this download.
+            target = "/dashboard/login?" + urlencode({"next": url})
+            assert response.headers["location"] == target
             assert "content-disposition" not in response.headers
             client.cookies.clear()
 
@@ -222,6 +226,9 @@ def test_every_panel_links_its_exports_with_the_page_filters(dashboard: httpx.Cl
             found[name] = [html.unescape(href) for href in EXPORT_LINK.findall(card)]
             answered = "Not available with these filters" not in card
             wanted = [f"/dashboard/export/{name}.{f}{query}" for f in ("csv", "json")]
+            if name == "weekly":  # a tool's weekly trend: the tool's own download
+                days = query.replace("&tool=read_note", "")
+                wanted = [f"{path}/export/trend.{f}{days}" for f in ("csv", "json")]
             assert found[name] == (wanted if answered else []), name
         return found
 
@@ -229,7 +236,7 @@ def test_every_panel_links_its_exports_with_the_page_filters(dashboard: httpx.Cl
     assert set(overview) == {q.value for q in OVERVIEW} and all(overview.values())
     drill = links("/dashboard/tool/read_note", {"start": "2026-05-01"},
                   "?start=2026-05-01&tool=read_note")  # fmt: skip
-    assert set(drill) == {q.value for q in TOOL_VIEW}
+    assert set(drill) == {q.value for q in TOOL_VIEW} | {"weekly"}
     assert drill["top"] and drill["shapes"] and drill["ring"]
     linux = links("/dashboard", {"platform": "linux"}, "?platform=linux")
     assert linux["apps"] == [] and linux["trends"] != []

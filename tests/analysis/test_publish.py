@@ -20,10 +20,9 @@ import pytest
 from typer.testing import CliRunner
 
 from analysis._filters import Filters
-from analysis._questions import DEFAULT_LIMIT, Question, ask
-from analysis._registry import shown_count
-from analysis._released import RELEASED_QUESTIONS, ask_released
-from analysis._rows import TopRow
+from analysis._questions import DEFAULT_LIMIT, Question
+from analysis._released import RELEASED_QUESTIONS, ask, ask_released
+from analysis._rows import TopRow, shown_count
 from analysis.cli import app
 from analysis.report import table_rows
 from collector.releases.published import privacy_parameters

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from analysis import Filters, Question
 from analysis._filters import Period
-from analysis._registry import TopRow
 from analysis._released import ask_released
+from analysis._rows import TopRow
 from collector.db import migrate
 from collector.releases.store import KEY_SEP
 from tests.hypothesis_profiles import at_most

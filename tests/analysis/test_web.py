@@ -11,7 +11,8 @@ import pytest
 
 import analysis
 from analysis import Filters, Question
-from analysis._released import CUBE_OF, RELEASED_QUESTIONS, ask_released
+from analysis._cells import CUBE_OF
+from analysis._released import RELEASED_QUESTIONS, ask_released
 from analysis._session import COOKIE_NAME, make_session, open_session
 from collector.releases.cubes import CUBES
 from contract.accountant import ReleasePlan
