@@ -1,4 +1,4 @@
-"""Attack: override the user's ``off`` from the environment (issue 15, finding 6).
+"""Attack: override the user's ``off`` from the environment.
 
 An MCP host's ``env`` block (the one the MCP docs suggest) starts LMCP with
 ``LMCP_ANONYMOUS_SIGNALS=1``. After the user ran ``lmcp signals off`` that server must send

@@ -61,7 +61,7 @@ OFF_MODES: dict[str, tuple[Callable[[Path], None], dict[str, str]]] = {
     "unreadable settings file": (_unreadable, {}),
     "malformed settings file": (_malformed, {}),
     "unknown setting": (_settings("true"), {}),
-    # The environment can only restrict: "1" never turns signals on (issue 15, finding 6).
+    # The environment can only restrict: "1" never turns signals on.
     "LMCP_ANONYMOUS_SIGNALS=1, settings off": (
         _settings("off"),
         {"LMCP_ANONYMOUS_SIGNALS": "1"},
