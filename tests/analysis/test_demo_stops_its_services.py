@@ -13,16 +13,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests._servers import HANG_S, child_process, children_of, wait_until
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    status = Path(f"/proc/{pid}/status")
-    return status.exists() and "State:\tZ" not in status.read_text()
+from tests._servers import HANG_S, alive, child_process, children_of, wait_until
 
 
 @pytest.mark.slow  # runs the real demo
@@ -51,7 +42,7 @@ def test_a_signal_to_the_demo_stops_its_services(tmp_path: Path, signum: int) ->
         demo.popen.send_signal(signum)  # the demo alone, as Ctrl-C or kill would
         demo.popen.wait(timeout=HANG_S)
         # The services stop with it (the demo's clean-up) and are not left to anyone.
-        wait_until(lambda: not any(_alive(c) for c in children), what="the demo's services")
+        wait_until(lambda: not any(alive(c) for c in children), what="the demo's services")
     duckdb.connect(str(out / "signals.duckdb")).close()  # the lock is free
     log = (out / "collector.log").read_text()
     assert "database" in log and "1 read token(s) set" in log

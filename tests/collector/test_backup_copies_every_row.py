@@ -3,7 +3,6 @@ collector (the steward's role only), and never from a database another process h
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -14,7 +13,7 @@ from typer.testing import CliRunner
 
 from collector.db import signals_database
 from lmcp.collector_cli import app
-from tests._servers import HANG_S, REPO
+from tests._servers import HANG_S, run_child
 
 ROWS = 2_000
 
@@ -39,7 +38,7 @@ def _crashed_database(tmp_path: Path) -> Path:
     database = signals_database(path)
     database.open()
     database.close()
-    subprocess.run([sys.executable, "-c", _CRASH, str(path), str(ROWS)], cwd=REPO, check=True)
+    run_child([sys.executable, "-c", _CRASH, str(path), str(ROWS)], check=True)
     assert Path(f"{path}.wal").stat().st_size > 0
     return path
 
@@ -65,10 +64,9 @@ def test_backup_refuses_a_database_in_use(tmp_path: Path) -> None:
     holder = duckdb.connect(str(source))
     try:
         # Another process holds the file (as a running collector does).
-        probe = subprocess.run(
+        probe = run_child(
             [sys.executable, "-m", "lmcp.collector_cli", "backup", "--db", str(source),
              "--to", str(tmp_path / "copy.duckdb")],
-            cwd=REPO, capture_output=True, text=True, timeout=HANG_S,
         )  # fmt: skip
     finally:
         holder.close()

@@ -4,7 +4,6 @@ documented shapes, never a 5xx (schemathesis against a real collector process)."
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +13,7 @@ import pytest
 from pydantic import SecretStr
 
 from collector.settings import CollectorSettings
-from tests._servers import HANG_S, collector_process, running_collector
+from tests._servers import HANG_S, collector_process, run_child, running_collector
 
 TOKEN = "team-token-for-the-contract"
 
@@ -54,7 +53,7 @@ def test_schemathesis_every_route_no_5xx_no_contract_violation(
         db_path=tmp_path / "s.duckdb", read_tokens=[SecretStr(TOKEN)], rate_limit_enabled=False
     )
     with collector_process(settings) as collector:
-        run = subprocess.run(
+        run = run_child(
             [
                 sys.executable,
                 "-m",
@@ -82,8 +81,5 @@ def test_schemathesis_every_route_no_5xx_no_contract_violation(
                 "--no-color",
             ],  # fmt: skip
             cwd=tmp_path,  # schemathesis writes its cache there
-            capture_output=True,
-            text=True,
-            timeout=HANG_S,
         )
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]

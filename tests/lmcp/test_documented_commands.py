@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import shlex
-import subprocess
 import tomllib
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from typer import _click as click
 from typer.core import TyperGroup
 
 from lmcp.cli import app
-from tests._servers import HANG_S
+from tests._servers import run_child
 
 REPO = Path(__file__).resolve().parents[2]
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
@@ -148,5 +147,5 @@ def test_the_installed_lmcp_runs() -> None:
     lmcp = REPO / ".venv" / "bin" / "lmcp"
     if not lmcp.exists():
         pytest.skip("no .venv here (make venv makes it)")
-    done = subprocess.run([str(lmcp), "--version"], capture_output=True, text=True, timeout=HANG_S)
+    done = run_child([str(lmcp), "--version"])
     assert done.returncode == 0 and done.stdout.startswith("lmcp ")

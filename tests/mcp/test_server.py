@@ -204,16 +204,14 @@ def test_a_cancelled_call_stops_the_recipe_waiting_in_it(tmp_path: Path) -> None
     assert host.dispatch("recipe_save", {"manifest": manifest}).ok
     server = build_server(host)
 
-    async def run() -> tuple[float, types.CallToolResult]:
+    async def run() -> types.CallToolResult:
         async with InMemoryTransport(server) as (read, write), ClientSession(read, write) as s:
             await s.initialize()
-            start = anyio.current_time()
             with pytest.raises(MCPError):  # the client times out and cancels the request
                 await s.call_tool("recipe_run", {"name": "Slow"}, read_timeout_seconds=0.3)
-            after = await s.call_tool("get_datetime", {})  # waits for the dispatch lock
-            return anyio.current_time() - start, after
+            return await s.call_tool("get_datetime", {})  # waits for the dispatch lock
 
-    elapsed, after = anyio.run(run)
+    after = anyio.run(run)
     assert not after.is_error
-    assert elapsed < 30, "the recipe's pause was not cancelled"
-    assert host.ring.snapshot()[-2].outcome.value == "failed"  # the cancelled recipe_run
+    # The recipe_run failed (cancelled in its pause): one sat out to its end would be ok.
+    assert host.ring.snapshot()[-2].outcome.value == "failed"

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import socket
-import subprocess
 import sys
 import uuid
 from pathlib import Path
@@ -18,7 +17,7 @@ import pytest
 
 from client.skills._execute import ScriptLimits, ScriptRun, interpreter_for, run_script
 from client.skills._sandbox import find_sandbox
-from tests._servers import HANG_S, wait_until
+from tests._servers import HANG_S, run_child, wait_until
 
 SANDBOX = find_sandbox()
 pytestmark = [
@@ -52,14 +51,11 @@ def test_sandbox_script_cannot_read_the_token_from_the_parent_environ() -> None:
         f" ScriptLimits(timeout_s={HANG_S}), find_sandbox())\nprint(run.stdout, end='')\n"
     )
     env = {**os.environ, "LMCP_SKILLS_TOKEN": token}
-    done = subprocess.run(  # noqa: S603
+    done = run_child(
         [sys.executable, "-c", host, script, token],
         env=env,
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=2 * HANG_S,  # only a hang: the script's own limit is HANG_S
         check=True,
+        hang_s=2 * HANG_S,  # only a hang: the script's own limit is HANG_S
     )
     assert done.stdout == "clean\n", done.stderr
 
