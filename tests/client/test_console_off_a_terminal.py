@@ -10,13 +10,15 @@ from typer.testing import CliRunner
 
 from client._console import make_console
 from lmcp.cli import app
-from lmcp.datacatalogue import generate
+from lmcp.datacatalogue import DataCatalogue
 
 
-def test_the_catalogue_table_in_a_pipe_keeps_every_cell_whole() -> None:
+def test_the_catalogue_table_in_a_pipe_keeps_every_cell_whole(
+    data_catalogue: DataCatalogue,
+) -> None:
     output = CliRunner().invoke(app, ["signals", "catalogue"]).output
     rows = [line for line in output.splitlines() if line.startswith("│")]
-    for fmt in generate().formats:
+    for fmt in data_catalogue.formats:
         for field in fmt.fields:
             # Each field's name, type and values stand whole on one row of its table.
             assert any(
