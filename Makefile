@@ -64,11 +64,14 @@ test: venv chromium bubblewrap haproxy ## every test, full hypothesis budget, co
 	$(TEST_ENV) HYPOTHESIS_PROFILE=ci $(PY) -m pytest -q -p no:cacheprovider \
 	  --cov --cov-report=term:skip-covered $(PYTEST_ARGS)
 
-# test-fast runs a worker per core (pytest-xdist; a test file stays on one worker, so its module
-# fixtures are built once): PYTEST_ARGS="-n 0" runs it in one process, e.g. to debug.
+# test-fast runs one pytest-xdist worker more than there are cores: tests also wait (fsync, a
+# server on loopback), and the extra worker keeps every core busy meanwhile. A test file stays on
+# one worker, so its module fixtures are built once. PYTEST_ARGS="-n 0" runs it in one process,
+# e.g. to debug.
+FAST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 test-fast: venv ## what to run on every change: no slow or browser test, small hypothesis budget
 	$(TEST_ENV) HYPOTHESIS_PROFILE=dev $(PY) -m pytest -q -p no:cacheprovider -m "not slow and not browser" \
-	  -n auto --dist loadfile $(PYTEST_ARGS)
+	  -n $(FAST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 check: venv ## ruff, format, mypy --strict (code, tests, scripts), lint-imports (the layers), generated files
 	$(VENV)/bin/ruff check .

@@ -1,17 +1,22 @@
 """Suite-wide setup: the hypothesis profile (``tests/hypothesis_profiles.py``), loaded before any
-test module is imported so per-test caps (``at_most``) see it; and the guard that fails a test
-which leaves a child process running (``tests/_leaks.py``).
+test module is imported so per-test caps (``at_most``) see it; the guard that fails a test
+which leaves a child process running (``tests/_leaks.py``); and the fixtures both ``tests`` and
+``privacy_tests`` use.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests import hypothesis_profiles
 from tests._leaks import command_of, leaked_children, record_children
+
+if TYPE_CHECKING:  # the product is imported by the tests that use it, not at collection
+    from lmcp.datacatalogue import DataCatalogue
 
 _PROFILE = hypothesis_profiles.load()
 # A collector a test starts releases nothing on its own (each closed period of 90 days costs
@@ -33,3 +38,12 @@ def _no_child_left_running() -> Iterator[None]:
     if leaked:
         commands = "; ".join(command_of(p) for p in leaked)
         pytest.fail(f"the test left {len(leaked)} child process(es) running (killed): {commands}")
+
+
+@pytest.fixture(scope="session")
+def data_catalogue() -> DataCatalogue:
+    """The generated data catalogue (``lmcp.datacatalogue.generate``), built once: each build
+    writes and releases an example lake."""
+    from lmcp.datacatalogue import generate
+
+    return generate()

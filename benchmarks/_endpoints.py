@@ -1,6 +1,6 @@
 """The three collectors a client meets: up (a real collector), down (connection refused) and
 black-holed (a listening socket that never answers). Used by the report_friction benchmark and
-by ``tests/hardening_client``."""
+by ``tests/client/test_background_delivery.py``."""
 
 from __future__ import annotations
 

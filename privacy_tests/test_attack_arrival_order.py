@@ -26,7 +26,7 @@ from collector.store import flush_rows
 from collector.telemetry import Telemetry
 from contract.days import utc_today
 from privacy_tests._release_world import D0, one_signal
-from tests._servers import running_collector
+from tests._servers import HANG_S, running_collector
 
 ARRIVALS = 3_000
 
@@ -67,6 +67,7 @@ def test_stored_order_of_a_closed_day_is_independent_of_arrival(tmp_path: Path) 
             retention_days=36500,
             interval_s=3600,
             today=lambda: D0 + dt.timedelta(days=1),
+            backfill_days=0,  # the reordering alone: no period to release
         )
         asyncio.run(job.run_once())
         asyncio.run(job.run_once())  # idempotent: each day is rewritten once
@@ -88,7 +89,10 @@ def test_ingestion_has_no_per_request_span(tmp_path: Path) -> None:
         read_tokens=[SecretStr("team-token-for-the-order-attack")],
         rate_limit_enabled=False,
     )
-    with running_collector(settings, span_exporter=spans) as url, httpx.Client(base_url=url) as h:
+    with (
+        running_collector(settings, span_exporter=spans) as url,
+        httpx.Client(base_url=url, timeout=HANG_S) as h,
+    ):
         for _ in range(5):
             body = '{"signals": [' + one_signal(utc_today()).model_dump_json() + "]}"
             r = h.post("/v1/signals", content=body, headers={"content-type": "application/json"})

@@ -1,4 +1,4 @@
-"""Attack: override the user's ``off`` from the environment (issue 15, finding 6).
+"""Attack: override the user's ``off`` from the environment.
 
 An MCP host's ``env`` block (the one the MCP docs suggest) starts LMCP with
 ``LMCP_ANONYMOUS_SIGNALS=1``. After the user ran ``lmcp signals off`` that server must send
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -28,9 +27,9 @@ from client.runtime import Runtime
 from collector.settings import CollectorSettings
 from lmcp.cli import app as lmcp
 from privacy_tests.audit.sockets import SocketGuard
-from privacy_tests.test_audit_consent import _MCP_SCRIPT, _listener
+from privacy_tests.test_audit_consent import _MCP_SCRIPT
 from tests._delivery import accepted, deliver_queued
-from tests._servers import HANG_S, running_collector
+from tests._servers import counting_listener, run_child, running_collector
 
 REPO = Path(__file__).resolve().parent.parent
 OVERRIDE = {"LMCP_ANONYMOUS_SIGNALS": "1"}
@@ -102,7 +101,7 @@ def test_an_mcp_server_with_the_override_in_its_env_sends_nothing(tmp_path: Path
     for mode in ("off", "on"):
         home = tmp_path / mode
         _cli(home, mode)
-        with _listener() as (url, seen):
+        with counting_listener() as (url, seen):
             env = {
                 "LMCP_HOME": str(home),
                 "LMCP_COLLECTOR_URL": url,
@@ -110,12 +109,8 @@ def test_an_mcp_server_with_the_override_in_its_env_sends_nothing(tmp_path: Path
                 "PATH": os.environ.get("PATH", ""),
                 **OVERRIDE,
             }
-            out = subprocess.run(
+            out = run_child(
                 [sys.executable, "-c", _MCP_SCRIPT, json.dumps(env), str(REPO)],
-                capture_output=True,
-                text=True,
-                timeout=HANG_S,
-                cwd=REPO,
                 env={**env, "DO_NOT_TRACK": ""},
             )
             assert out.returncode == 0, out.stderr[-2000:]

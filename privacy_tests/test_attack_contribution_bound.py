@@ -1,15 +1,17 @@
-"""Attack: one installation adds more than its bound to a release (issue 15, finding 1; issue
-22, findings 4 and 7). The client bounds each installation's contributions per UTC week before
-a signal is built: at most one per (tool, error class, friction type) and at most C in all (the
-published ``contract.limits.WEEKLY_SIGNAL_LIMIT``), claimed for the week of the signal's own
-day, which is the week the collector counts it in. Counted in a real collector's DuckDB file:
+"""Attack: one installation adds more than its bound to a release: by repeating a failure, by
+deleting its counter, by moving its clock, by a long offline backlog. The client bounds each
+installation's contributions per UTC week before a signal is built: at most one per (tool,
+error class, friction type) and at most C in all (the published
+``contract.limits.WEEKLY_SIGNAL_LIMIT``), claimed for the week of the signal's own day, which is
+the week the collector counts it in. Counted in a real collector's DuckDB file:
 
 - the same failure reported 5 times stores 1 signal; 30 different failures store C = 8; no
   (tool, error class, friction type) cell of one installation's week ever holds more than 1;
 - deleting ``contributions.json`` mid-week, or moving the clock back and forth between two
-  days, grants nothing more (issue 22, 7: 30 of 30 and 50 of 50 claims before);
+  days, grants nothing more (without the sent log's record and the day order, each would
+  grant every claim);
 - a 30-day offline backlog delivers only the days still counted (``LATE_DAYS``); the rest is
-  dropped as expired, never piled into one release (issue 22, 4: 300 signals in one day);
+  dropped as expired, never piled into one received day (30 days of reports would be);
 - a report built before midnight and delivered after keeps its day and its week.
 """
 
@@ -144,8 +146,8 @@ def test_thirty_different_failures_store_eight(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_deleting_the_counter_mid_week_stores_nothing_more(tmp_path: Path) -> None:
-    """Issue 22 (7): deleting ``contributions.json`` granted 30 of 30. The sent log still
-    holds the week's signals: every report after the deletion is refused, 8 stored in all."""
+    """Deleting ``contributions.json`` before every report grants nothing: the sent log still
+    holds the week's signals, so every report after the deletion is refused, 8 stored in all."""
     settings = _settings(tmp_path)
     home = _home(tmp_path)
     keys = list(itertools.product(TOOLS, FrictionType))
@@ -166,8 +168,8 @@ def test_deleting_the_counter_mid_week_stores_nothing_more(tmp_path: Path) -> No
 
 @pytest.mark.slow
 def test_the_clock_moved_back_and_forth_stores_nothing_more(tmp_path: Path) -> None:
-    """Issue 22 (7): alternating the clock between two days granted 50 of 50. Now the earlier
-    day is refused once the later one was claimed: 8 stored, in the later day's week."""
+    """Alternating the clock between two days grants nothing more: the earlier day is refused
+    once the later one was claimed, 8 stored, in the later day's week."""
     settings = _settings(tmp_path)
     home = _home(tmp_path)
     keys = list(itertools.product(ToolName, FrictionType))[:50]
@@ -188,8 +190,8 @@ def test_the_clock_moved_back_and_forth_stores_nothing_more(tmp_path: Path) -> N
 
 @pytest.mark.slow
 def test_a_thirty_day_backlog_delivers_only_the_days_still_counted(tmp_path: Path) -> None:
-    """Issue 22 (4): an installation offline for 30 days delivered 300 signals in one received
-    day. Claimed day by day (8 a week at most), queued, then delivered through the real sender
+    """An installation offline for 30 days does not pile its backlog into one received day.
+    Claimed day by day (8 a week at most), queued, then delivered through the real sender
     to a real collector: only the last ``LATE_DAYS`` + 1 days are sent and stored, each in its
     own week; the 27 older ones are dropped from the outbox and logged expired."""
     settings = _settings(tmp_path)

@@ -1,5 +1,5 @@
-"""Attack: a prompt-injected agent moves a secret out through signal fields (issue 15, finding 5:
-a 16-digit card number went out through eight signals' ``attempt_count``s).
+"""Attack: a prompt-injected agent moves a secret out through signal fields (for instance a
+16-digit card number, two digits at a time, through eight signals' ``attempt_count``s).
 
 - The raw count never leaves the client: two different card numbers encoded in attempt counts
   (or in the shapes of many undeclared argument keys) give the same wire bytes and the same

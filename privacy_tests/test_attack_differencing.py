@@ -79,8 +79,12 @@ def test_asking_again_returns_identical_numbers(world: tuple[str, Path]) -> None
     url, _ = world
     for question in ("top", "trends", "platforms", "apps", "intents", "regressions"):
         params = {"start": DAYS[0].isoformat(), "end": DAYS[-1].isoformat()}
-        first = httpx.get(f"{url}/v1/triage/{question}", params=params, headers=AUTH).json()
-        again = httpx.get(f"{url}/v1/triage/{question}", params=params, headers=AUTH).json()
+        first = httpx.get(
+            f"{url}/v1/triage/{question}", params=params, headers=AUTH, timeout=HANG_S
+        ).json()
+        again = httpx.get(
+            f"{url}/v1/triage/{question}", params=params, headers=AUTH, timeout=HANG_S
+        ).json()
         assert first == again, question
 
 
@@ -91,11 +95,14 @@ def test_the_open_day_is_not_published(world: tuple[str, Path]) -> None:
     burst = [one_signal(today, "recipe_save", "conflict", "task_abandoned") for _ in range(480)]
     body = '{"signals": [' + ",".join(s.model_dump_json() for s in burst[:400]) + "]}"
     sent = httpx.post(
-        f"{url}/v1/signals", content=body, headers={"content-type": "application/json"}
+        f"{url}/v1/signals",
+        content=body,
+        headers={"content-type": "application/json"},
+        timeout=HANG_S,
     )
     assert sent.status_code == 200, sent.text
     day = {"start": today.isoformat(), "end": today.isoformat()}
-    body = httpx.get(f"{url}/v1/triage/top", params=day, headers=AUTH).json()
+    body = httpx.get(f"{url}/v1/triage/top", params=day, headers=AUTH, timeout=HANG_S).json()
     assert body.get("rows", []) == [], body
 
 

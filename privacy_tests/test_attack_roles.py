@@ -23,7 +23,7 @@ from collector.releases.store import release_closed_periods
 from collector.settings import CollectorSettings, StewardToken
 from contract.accountant import ReleasePlan
 from privacy_tests._release_world import D0, fleet_day, one_signal, write_days
-from tests._servers import running_collector
+from tests._servers import HANG_S, running_collector
 
 TEAM = "team-token-for-the-roles-attack"
 STEWARD = "steward-token-for-the-roles-attack"
@@ -45,7 +45,10 @@ def test_the_team_token_reads_no_raw_row_and_no_exact_count(tmp_path: Path) -> N
     """Steward off (the default): every raw route refuses, whatever token is shown."""
     db = tmp_path / "signals.duckdb"
     write_days(db, [(D0, fleet_day(D0, 200, seed=1))])
-    with running_collector(_settings(db)) as url, httpx.Client(base_url=url) as http:
+    with (
+        running_collector(_settings(db)) as url,
+        httpx.Client(base_url=url, timeout=HANG_S) as http,
+    ):
         for path in RAW:
             for token in (TEAM, STEWARD):
                 r = http.get(path, headers={"Authorization": f"Bearer {token}"})
@@ -61,7 +64,7 @@ def test_steward_reads_are_audited_and_the_team_is_still_refused(tmp_path: Path)
     steward = StewardToken(label="alice-steward", token=SecretStr(STEWARD))
     with (
         running_collector(_settings(db, steward_tokens=[steward])) as url,
-        httpx.Client(base_url=url) as http,
+        httpx.Client(base_url=url, timeout=HANG_S) as http,
     ):
         for path in RAW:
             r = http.get(path, headers={"Authorization": f"Bearer {TEAM}"})

@@ -10,12 +10,8 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import subprocess
 import sys
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +22,7 @@ from client.runtime import Runtime
 from lmcp.cli import app as lmcp
 from privacy_tests.audit.canaries import CanaryKind, canary_of
 from privacy_tests.audit.sockets import SocketGuard
-from tests._servers import HANG_S
+from tests._servers import counting_listener, run_child
 
 REPO = Path(__file__).resolve().parent.parent
 NOBODY = "http://127.0.0.1:9"  # discard port: never a collector; the guard refuses it anyway
@@ -61,7 +57,7 @@ OFF_MODES: dict[str, tuple[Callable[[Path], None], dict[str, str]]] = {
     "unreadable settings file": (_unreadable, {}),
     "malformed settings file": (_malformed, {}),
     "unknown setting": (_settings("true"), {}),
-    # The environment can only restrict: "1" never turns signals on (issue 15, finding 6).
+    # The environment can only restrict: "1" never turns signals on.
     "LMCP_ANONYMOUS_SIGNALS=1, settings off": (
         _settings("off"),
         {"LMCP_ANONYMOUS_SIGNALS": "1"},
@@ -177,47 +173,6 @@ def test_lmcp_signals_off_purges_the_outbox(tmp_path: Path) -> None:
 # -- the MCP server process: no connection reaches a listening "collector" --------------------
 
 
-@contextmanager
-def _listener() -> Iterator[tuple[str, list[bytes]]]:
-    """A loopback TCP server that records every connection and answers 200 (a stand-in
-    collector that counts at the socket level, across processes)."""
-    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    server.bind(("127.0.0.1", 0))
-    server.listen(16)
-    server.settimeout(0.2)
-    seen: list[bytes] = []
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            with conn:
-                conn.settimeout(2)
-                try:
-                    seen.append(conn.recv(65536))
-                    body = b'{"accepted":1,"duplicates":0}'
-                    conn.sendall(
-                        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                        b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body)
-                    )
-                except OSError:
-                    pass
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.getsockname()[1]}", seen
-    finally:
-        stop.set()
-        thread.join(timeout=HANG_S)
-        server.close()
-
-
 _MCP_SCRIPT = """
 import anyio, json, sys
 from mcp import Client
@@ -260,7 +215,7 @@ def test_mcp_server_process_connects_only_when_on(
     connections: int,
 ) -> None:
     home = _home(tmp_path, prepare)
-    with _listener() as (url, seen):
+    with counting_listener() as (url, seen):
         env = {
             "LMCP_HOME": str(home),
             "LMCP_COLLECTOR_URL": url,
@@ -268,12 +223,8 @@ def test_mcp_server_process_connects_only_when_on(
             "PATH": os.environ.get("PATH", ""),
             **extra,
         }
-        out = subprocess.run(
+        out = run_child(
             [sys.executable, "-c", _MCP_SCRIPT, json.dumps(env), str(REPO)],
-            capture_output=True,
-            text=True,
-            timeout=HANG_S,
-            cwd=REPO,
             env={**env, "DO_NOT_TRACK": ""},  # the driver itself; the server gets `env`
         )
         assert out.returncode == 0, out.stderr[-2000:]

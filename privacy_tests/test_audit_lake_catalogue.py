@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import random
+import shutil
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -23,24 +24,20 @@ from collector.roles import AuditRow
 from collector.rows import rows_from_models
 from contract.accountant import ReleasePlan
 from contract.schema import FrictionSignal
-from lmcp.datacatalogue import DataCatalogue, DataFormat, generate
+from lmcp.datacatalogue import DataCatalogue, DataFormat
 from scripts._lake_cluster import random_signals
 
 DAY = dt.date(2026, 11, 29)
 TODAY = DAY + dt.timedelta(days=3)  # DAY's week is closed: released
+RELEASE_WINDOW_DAYS = 9
 #: A tiny noise scale: cells of a few signals clear ring3's threshold too, so the releases' log
 #: holds statistics of every column (``key`` included).
 NO_NOISE = ReleasePlan(rho=1e6)
 LOG_KEY = "lake.delta_log"
 
 
-@pytest.fixture(scope="module")
-def catalogue() -> DataCatalogue:
-    return generate()
-
-
-def _format(catalogue: DataCatalogue, key: str) -> DataFormat:
-    found = [fmt for fmt in catalogue.formats if fmt.key == key]
+def _format(data_catalogue: DataCatalogue, key: str) -> DataFormat:
+    found = [fmt for fmt in data_catalogue.formats if fmt.key == key]
     assert found, f"{key}: not in the data catalogue"
     return found[0]
 
@@ -73,42 +70,59 @@ def log_keys(log: Path) -> set[str]:
     return out
 
 
-def _lake(root: Path) -> tuple[LakeStore, list[FrictionSignal]]:
+@pytest.fixture(scope="module")
+def written_lake(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, list[FrictionSignal]]:
     """A lake through every writer: flushes, compaction, a release with cells, a steward
-    read, an open day; then its mirror is opened."""
-    store = LakeStore(str(root / "lake"))
+    read, an open day. Written once (the release samples every cell of every cube's domain);
+    each test takes its own copy (``_lake``)."""
+    root = tmp_path_factory.mktemp("written-lake") / "lake"
+    store = LakeStore(str(root))
     closed = _signals(60, 3, DAY)
     for i in range(0, 60, 20):  # three flushes, three commits
         store.append(lake_rows(rows_from_models(closed[i : i + 20]), DAY))
     compact_day(store, DAY)
-    assert release(store, TODAY, NO_NOISE, retention_days=90)[0].cells > 0
+    # A window reaching DAY's Monday: DAY's week and its seven days are released.
+    assert release(store, TODAY, NO_NOISE, retention_days=RELEASE_WINDOW_DAYS)[0].cells > 0
     LakeAudit(store).append(AuditRow(TODAY, "bob-steward", "/v1/signals/count", "since=none"))
     fresh = _signals(5, 4, TODAY)
     store.append(lake_rows(rows_from_models(fresh), TODAY))
-    return store, closed + fresh
+    return root, closed + fresh
 
 
-def test_every_column_of_the_lake_tables_is_catalogued(catalogue: DataCatalogue) -> None:
+def _lake(
+    written: tuple[Path, list[FrictionSignal]], root: Path
+) -> tuple[LakeStore, list[FrictionSignal]]:
+    """A copy of the written lake under ``root``, for a test that opens or rewrites it."""
+    source, stored = written
+    shutil.copytree(source, root / "lake")
+    return LakeStore(str(root / "lake")), stored
+
+
+def test_every_column_of_the_lake_tables_is_catalogued(data_catalogue: DataCatalogue) -> None:
     """From the schemas the lake writes with: a new column fails until it is catalogued."""
     for key, schema in (
         ("lake.signals", LAKE_SCHEMA),
         ("lake.releases", RELEASE_SCHEMA),
         ("lake.steward_audit", AUDIT_SCHEMA),
     ):
-        fields = _format(catalogue, key).fields
+        fields = _format(data_catalogue, key).fields
         assert [f.name for f in fields] == schema.names, key
         assert [f.nullable for f in fields] == [f.nullable for f in schema], key
-    kinds = {f.name: f.kind for f in _format(catalogue, "lake.signals").fields}
+    kinds = {f.name: f.kind for f in _format(data_catalogue, "lake.signals").fields}
     assert kinds["signal_id"] == "uuid" and kinds["compacted"] == "boolean"
     assert not [n for n, k in kinds.items() if k in ("timestamp", "blob", "other")]
 
 
 def test_every_table_of_a_real_mirror_is_catalogued(
-    tmp_path: Path, catalogue: DataCatalogue
+    tmp_path: Path,
+    data_catalogue: DataCatalogue,
+    written_lake: tuple[Path, list[FrictionSignal]],
 ) -> None:
     """Every table ``open_mirrored`` leaves in the file, column for column: the mirror's own as
     ``mirror.*``, the collector's (from its migrations) as ``duckdb.*``."""
-    store, _ = _lake(tmp_path)
+    store, _ = _lake(written_lake, tmp_path)
     con, _ = open_mirrored(store, tmp_path / "mirror.duckdb")
     try:
         tables = [
@@ -136,26 +150,28 @@ def test_every_table_of_a_real_mirror_is_catalogued(
         }
     finally:
         con.close()
-    keys = {fmt.key for fmt in catalogue.formats}
+    keys = {fmt.key for fmt in data_catalogue.formats}
     assert {"mirror_signals", "mirror_open", "mirror_days", "lmcp_mirror"} <= set(tables)
     assert views == {"signals"}  # a view over mirror_signals and mirror_open: no row of its own
     for table in tables:
         key = f"mirror.{table}" if f"mirror.{table}" in keys else f"duckdb.{table}"
-        assert [f.name for f in _format(catalogue, key).fields] == columns[table], table
+        assert [f.name for f in _format(data_catalogue, key).fields] == columns[table], table
     mirror = {k for k in keys if k.startswith("mirror.")}
     assert mirror == {f"mirror.{t}" for t in tables if f"duckdb.{t}" not in keys}
 
 
 def test_the_delta_log_holds_only_catalogued_keys_and_no_signal_value(
-    tmp_path: Path, catalogue: DataCatalogue
+    tmp_path: Path,
+    data_catalogue: DataCatalogue,
+    written_lake: tuple[Path, list[FrictionSignal]],
 ) -> None:
     """A real lake through every writer (flushes, compaction, release, audit, retention with
     VACUUM, a checkpoint): each key of each log is catalogued; the signals table's statistics
     are of ``compacted`` only, and no signal value or id is anywhere in its log."""
-    store, stored = _lake(tmp_path)
+    store, stored = _lake(written_lake, tmp_path)
     retain(store, TODAY + dt.timedelta(days=200), 90, grace_hours=0)
     store.table().create_checkpoint()
-    named = {f.name for f in _format(catalogue, LOG_KEY).fields}
+    named = {f.name for f in _format(data_catalogue, LOG_KEY).fields}
     lake = Path(store.uri)
     logs = [lake / "_delta_log", lake / "_releases" / "_delta_log"]
     logs.append(lake / "_steward_audit" / "_delta_log")
@@ -192,11 +208,11 @@ def test_the_delta_log_holds_only_catalogued_keys_and_no_signal_value(
     assert [v for v in values if v in text] == []
 
 
-def test_the_lake_section_is_the_same_at_every_generation() -> None:
+def test_the_lake_section_is_the_same_at_every_generation(data_catalogue: DataCatalogue) -> None:
     """No temporary path, time or random id reaches the page."""
     from lmcp.datacatalogue._lake import lake_formats
 
-    stored = [fmt for fmt in generate().formats if fmt.key == "duckdb.signals"]
+    stored = [fmt for fmt in data_catalogue.formats if fmt.key == "duckdb.signals"]
     first = lake_formats(stored, {})
     assert first == lake_formats(stored, {})
     text = json.dumps([str(fmt) for fmt in first])

@@ -22,15 +22,10 @@ from typer.testing import CliRunner
 
 from collector.db import migrate
 from lmcp.cli import app as lmcp
-from lmcp.datacatalogue import DataCatalogue, generate, render_json, render_markdown
+from lmcp.datacatalogue import DataCatalogue, render_json, render_markdown
 from privacy_tests.audit.schema import audit_catalogue, audit_model, audit_storage, load_reviewed
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "data-catalogue.md"
-
-
-@pytest.fixture(scope="module")
-def catalogue() -> DataCatalogue:
-    return generate()
 
 
 @pytest.fixture(scope="module")
@@ -54,10 +49,10 @@ def _generated(cat: DataCatalogue) -> list[tuple[str, str, str, str]]:
 
 
 def test_every_field_of_every_format_is_reviewed(
-    catalogue: DataCatalogue, reviewed: dict[str, Any]
+    data_catalogue: DataCatalogue, reviewed: dict[str, Any]
 ) -> None:
-    assert not catalogue.omitted, "the audit needs the collector extra installed"
-    keys = {fmt.key for fmt in catalogue.formats}
+    assert not data_catalogue.omitted, "the audit needs the collector extra installed"
+    keys = {fmt.key for fmt in data_catalogue.formats}
     # Every format of the pipeline is in the catalogue: wire, client files, tables, exports.
     assert {"wire.signal", "wire.batch", "wire.http", "client.outbox", "client.sent_log"} <= keys
     assert {"duckdb.signals", "export.parquet", "export.csv"} <= keys
@@ -65,11 +60,11 @@ def test_every_field_of_every_format_is_reviewed(
     assert {"lake.signals", "lake.releases", "lake.steward_audit", "lake.delta_log"} <= keys
     assert {"mirror.mirror_signals", "mirror.mirror_open", "mirror.mirror_days"} <= keys
     assert "mirror.lmcp_mirror" in keys
-    assert audit_catalogue(_generated(catalogue), reviewed) == []
+    assert audit_catalogue(_generated(data_catalogue), reviewed) == []
 
 
 def test_a_new_field_fails_until_it_is_reviewed(
-    catalogue: DataCatalogue, reviewed: dict[str, Any]
+    data_catalogue: DataCatalogue, reviewed: dict[str, Any]
 ) -> None:
     """The lint can fail: a field added to the wire, a column added to a table."""
 
@@ -77,7 +72,7 @@ def test_a_new_field_fails_until_it_is_reviewed(
         model_config = ConfigDict(extra="forbid", frozen=True)
         locale: str
 
-    fields = _generated(catalogue) + [
+    fields = _generated(data_catalogue) + [
         ("wire.signal", "locale", "string", ""),
         ("duckdb.signals", "client_ip", "string", ""),
         ("export.csv", "hostname", "string", ""),
@@ -91,7 +86,7 @@ def test_a_new_field_fails_until_it_is_reviewed(
 
 
 def test_a_reviewer_cannot_wave_free_text_into_signal_data(
-    catalogue: DataCatalogue, reviewed: dict[str, Any]
+    data_catalogue: DataCatalogue, reviewed: dict[str, Any]
 ) -> None:
     doc = copy.deepcopy(reviewed)
     signal = doc["formats"]["wire.signal"]["fields"]
@@ -100,7 +95,7 @@ def test_a_reviewer_cannot_wave_free_text_into_signal_data(
     signal["friction_type"]["why"] = ""
     del doc["formats"]["export.csv"]["fields"]["ring"]
     doc["formats"]["duckdb.signals"]["fields"]["gone"] = {"class": "enum", "why": "x"}
-    problems = audit_catalogue(_generated(catalogue), doc)
+    problems = audit_catalogue(_generated(data_catalogue), doc)
     assert any("tool_attempted: class authored_text is not allowed" in p for p in problems)
     assert any("wire.signal.day: reviewed as timestamp but its type is date" in p for p in problems)
     assert any("friction_type: the reviewed catalogue gives no reason" in p for p in problems)
@@ -153,9 +148,9 @@ def test_no_signal_column_is_finer_than_a_day_or_free(migrated: duckdb.DuckDBPyC
 # -- exports ------------------------------------------------------------------------------------
 
 
-def test_export_columns_are_the_reviewed_ones(catalogue: DataCatalogue) -> None:
+def test_export_columns_are_the_reviewed_ones(data_catalogue: DataCatalogue) -> None:
     """Parquet keeps typed enums (dictionary columns); CSV holds no column beyond the table's."""
-    by_key = {fmt.key: fmt for fmt in catalogue.formats}
+    by_key = {fmt.key: fmt for fmt in data_catalogue.formats}
     table_cols = {f.name for f in by_key["duckdb.signals"].fields}
     for key in ("export.parquet", "export.csv"):
         cols = {f.name for f in by_key[key].fields}
@@ -167,13 +162,13 @@ def test_export_columns_are_the_reviewed_ones(catalogue: DataCatalogue) -> None:
 
 
 def test_exports_written_by_the_real_writers_parse_to_the_catalogued_columns(
-    migrated: duckdb.DuckDBPyConnection, catalogue: DataCatalogue
+    migrated: duckdb.DuckDBPyConnection, data_catalogue: DataCatalogue
 ) -> None:
     """Round-trip: the export SQL through pyarrow's writers, read back."""
     from collector.db import SQL_DIR
     from service.sql import load_sql
 
-    by_key = {fmt.key: fmt for fmt in catalogue.formats}
+    by_key = {fmt.key: fmt for fmt in data_catalogue.formats}
     parquet = load_sql(SQL_DIR, "export_parquet")
     table = migrated.sql(parquet, params=[dt.date(2026, 1, 1)]).to_arrow_table()
     buf = io.BytesIO()
@@ -191,17 +186,17 @@ def test_exports_written_by_the_real_writers_parse_to_the_catalogued_columns(
 # -- the generated catalogue: doc and command ----------------------------------------------------
 
 
-def test_docs_data_catalogue_matches_the_code(catalogue: DataCatalogue) -> None:
-    expected = render_markdown(catalogue)
+def test_docs_data_catalogue_matches_the_code(data_catalogue: DataCatalogue) -> None:
+    expected = render_markdown(data_catalogue)
     assert DOC.read_text(encoding="utf-8") == expected, (
         "docs/data-catalogue.md is stale: run `lmcp signals catalogue --markdown > "
         "docs/data-catalogue.md` and review the diff"
     )
 
 
-def test_every_catalogued_field_has_type_values_and_example(catalogue: DataCatalogue) -> None:
+def test_every_catalogued_field_has_type_values_and_example(data_catalogue: DataCatalogue) -> None:
     missing = []
-    for key, f in catalogue.fields():
+    for key, f in data_catalogue.fields():
         if key.startswith("duckdb.skill"):
             continue  # Cloud Skills tables: no example row is written by the generator
         if not f.type or (f.kind not in ("list", "object") and not f.values):
@@ -212,12 +207,12 @@ def test_every_catalogued_field_has_type_values_and_example(catalogue: DataCatal
 
 
 @pytest.mark.slow
-def test_lmcp_signals_catalogue_prints_the_catalogue(catalogue: DataCatalogue) -> None:
+def test_lmcp_signals_catalogue_prints_the_catalogue(data_catalogue: DataCatalogue) -> None:
     runner = CliRunner()
     md = runner.invoke(lmcp, ["signals", "catalogue", "--markdown"])
     assert md.exit_code == 0, md.output
-    assert md.output == render_markdown(catalogue)
+    assert md.output == render_markdown(data_catalogue)
     js = runner.invoke(lmcp, ["signals", "catalogue", "--json"])
-    assert js.exit_code == 0 and js.output == render_json(catalogue)
+    assert js.exit_code == 0 and js.output == render_json(data_catalogue)
     plain = runner.invoke(lmcp, ["signals", "catalogue"])
     assert plain.exit_code == 0 and "signal_id" in plain.output and "export.csv" in plain.output

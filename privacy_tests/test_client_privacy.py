@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from privacy_tests.audit.logs import capture_logs
 from privacy_tests.audit.scan import assert_no_leaks
 from privacy_tests.audit.schema import audit_model
 from privacy_tests.audit.workload import FakeCollector, client_files
+from tests._servers import run_child
 from tests.hypothesis_profiles import at_most
 
 # -- (a) schema audit --------------------------------------------------------------------
@@ -61,9 +61,7 @@ def test_importing_the_contract_loads_neither_httpx_nor_tenacity() -> None:
         "{'httpx', 'tenacity', 'httpcore', 'jsonschema', 'duckdb', 'fastapi', 'socket'}); "
         "print(','.join(bad))"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=Path.cwd()
-    )
+    out = run_child([sys.executable, "-c", code], check=True, cwd=Path.cwd())
     loaded = set(filter(None, out.stdout.strip().split(",")))
     assert not loaded & {"httpx", "tenacity", "httpcore", "jsonschema", "duckdb", "fastapi"}
 

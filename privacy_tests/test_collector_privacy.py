@@ -30,7 +30,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from pydantic import SecretStr
 
 from collector.settings import CollectorSettings
-from tests._servers import running_collector
+from tests._servers import HANG_S, running_collector
 from tests.factories import BARE, signal_json
 
 TOKEN = "privacy-test-token-not-secret"
@@ -216,7 +216,7 @@ def audit(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Audit]:
             for lg in loggers:
                 lg.setLevel(logging.DEBUG)
                 lg.propagate = True
-            with httpx.Client(base_url=url, trust_env=False) as client:
+            with httpx.Client(base_url=url, trust_env=False, timeout=HANG_S) as client:
                 for smuggle in SMUGGLES:
                     responses[smuggle.kind] = smuggle.send(client, canaries[smuggle.kind])
             metrics_data = reader.get_metrics_data()

@@ -1,4 +1,5 @@
-"""Every server or child process a test starts: started here, waited for by readiness, stopped.
+"""Every server or child process a test starts: started here (or in ``tests/_processes.py``,
+re-exported here), waited for by readiness, stopped.
 
 Two rules hold for everything below, on a quiet machine and on a busy one alike:
 
@@ -19,25 +20,29 @@ The helpers:
 - ``collector_process(settings)``: ``python -m lmcp.collector_cli serve`` in a child process
   (settings as ``LMCP_COLLECTOR_*`` variables); yields a ``CollectorProcess`` (``.kill()`` is
   SIGKILL, for crash tests).
-- ``child_process(cmd)``: any other child (a worker, the demo).
-- ``holding_duckdb(path)``: another process holding a DuckDB file open, as a running
-  collector holds its database.
+- ``child_process(cmd)`` / ``run_child(cmd)``: any other child, beside the test (a worker, the
+  demo) or run to its end (a CLI, a script); ``holding_duckdb(path)``: another process holding
+  a DuckDB file open (``tests/_processes.py``).
 - ``running_seaweed()``: SeaweedFS (S3 gateway) on loopback.
 - ``serving_app(app, name)``: any other ASGI app the same way.
 - ``serving_stub(handler)``: a stdlib HTTP stub (a fake a test controls) in a thread.
+- ``counting_listener()``: a loopback socket that records every connection's first bytes and
+  answers 200 (a stand-in collector that counts at the socket level, across processes).
+
+``lmcp mcp`` over stdio is spawned by the MCP SDK's own client (``tests/mcp/conftest.py``'s
+``mcp_session``): its own process group, the whole tree stopped when the session ends, ready
+once ``initialize`` is answered.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
 import threading
-import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -53,6 +58,19 @@ from cloudskills.settings import SkillsSettings
 from collector.settings import CollectorSettings
 from lakedev.seaweed import LoopbackSeaweed
 from lmcp.apps import collector_app, collector_limits, uvicorn_config
+from tests._processes import (
+    GRACE_S,
+    HANG_S,
+    REPO,
+    Child,
+    alive,
+    child_process,
+    children_of,
+    holding_duckdb,
+    run_child,
+    stop_group,
+    wait_until,
+)
 
 __all__ = [
     "GRACE_S",
@@ -60,12 +78,15 @@ __all__ = [
     "REPO",
     "Child",
     "CollectorProcess",
+    "alive",
     "child_process",
     "children_of",
     "collector_process",
+    "counting_listener",
     "free_port",
-    "refused_port",
     "holding_duckdb",
+    "refused_port",
+    "run_child",
     "running_collector",
     "running_seaweed",
     "running_skills",
@@ -76,13 +97,6 @@ __all__ = [
     "wait_ready",
     "wait_until",
 ]
-
-REPO = Path(__file__).resolve().parent.parent
-#: Only a hang takes this long: a collector child starts in about a second on a quiet machine
-#: and within a minute at a load average of 20 on two cores.
-HANG_S = 240.0
-#: How long a graceful stop (SIGTERM: flush, close the database) may take before SIGKILL.
-GRACE_S = 30.0
 
 
 def free_port() -> int:
@@ -100,36 +114,6 @@ def refused_port() -> Iterator[int]:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         yield int(sock.getsockname()[1])
-
-
-def wait_until(
-    ready: Callable[[], bool],
-    *,
-    what: str,
-    alive: Callable[[], bool] = lambda: True,
-    hang_s: float = HANG_S,
-    max_interval: float = 0.5,
-    clock: Callable[[], float] = time.monotonic,
-    sleep: Callable[[float], None] = time.sleep,
-) -> int:
-    """Poll ``ready`` until it is true; return how many polls it took.
-
-    Raises ``RuntimeError`` as soon as ``alive()`` is false (the process died: waiting longer
-    cannot help) and ``TimeoutError`` only after ``hang_s``. The interval grows from 10 ms to
-    ``max_interval``, so a slow start costs few polls and a fast one is seen at once."""
-    deadline = clock() + hang_s
-    interval = min(0.01, max_interval)
-    polls = 0
-    while True:
-        polls += 1
-        if ready():
-            return polls
-        if not alive():
-            raise RuntimeError(f"{what} exited before it was ready")
-        if clock() >= deadline:
-            raise TimeoutError(f"{what} hung: not ready after {hang_s:.0f} s")
-        sleep(interval)
-        interval = min(interval * 1.5, max_interval)
 
 
 def wait_ready(
@@ -235,140 +219,45 @@ def serving_stub(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
         thread.join(timeout=GRACE_S)
 
 
-# -- child processes -------------------------------------------------------------------------
-
-
-def stop_group(popen: subprocess.Popen[Any], grace_s: float = GRACE_S) -> int | None:
-    """Stop ``popen``'s process group: SIGTERM, then SIGKILL after ``grace_s``; the exit code.
-
-    The child leads its own group (``child_process`` starts it so), so whatever it started
-    goes with it, even when the child itself is gone."""
-    for signum, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, GRACE_S)):
-        try:
-            os.killpg(popen.pid, signum)
-        except ProcessLookupError:  # the whole group is gone
-            break
-        try:
-            popen.wait(timeout=wait_s)
-        except subprocess.TimeoutExpired:
-            continue
-        # The leader is gone; any member it left still gets the signal once more.
-        try:
-            os.killpg(popen.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        break
-    return popen.poll()
-
-
-@dataclass
-class Child:
-    """A child process started by ``child_process``: its own group, stopped with it."""
-
-    popen: subprocess.Popen[Any]
-    log_path: Path | None = None
-
-    @property
-    def pid(self) -> int:
-        return self.popen.pid
-
-    def kill(self) -> None:
-        """SIGKILL to the group: no shutdown, no flush, no checkpoint."""
-        try:
-            os.killpg(self.popen.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        self.popen.wait(timeout=GRACE_S)
-
-    def stop(self, grace_s: float = GRACE_S) -> int | None:
-        return stop_group(self.popen, grace_s)
-
-    def log(self) -> str:
-        assert self.log_path is not None, "started without a log file"
-        return self.log_path.read_text(encoding="utf-8", errors="replace")
-
-
-def _as_from_a_terminal(then: Callable[[], object] | None) -> Callable[[], None]:
-    """In the child, before it runs: SIGINT back to its default. A suite started as a
-    background job (``make test &``, a CI runner) inherits SIGINT ignored, and Python then
-    never raises KeyboardInterrupt: the child would not stop on Ctrl-C as a user's does."""
-
-    def setup() -> None:
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        if then is not None:
-            then()
-
-    return setup
-
-
 @contextmanager
-def child_process(
-    cmd: Sequence[str],
-    *,
-    env: Mapping[str, str] | None = None,
-    cwd: Path = REPO,
-    log_path: Path | None = None,
-    grace_s: float = GRACE_S,
-    **popen_kwargs: Any,
-) -> Iterator[Child]:
-    """``cmd`` in a child process leading its own process group; stopped (the whole group)
-    when the block ends, however it ends. ``log_path``: stdout and stderr go there; else
-    ``popen_kwargs`` may route them (``stdout=subprocess.PIPE``, ``text=True``)."""
-    full_env = dict(os.environ if env is None else env)
-    paths = [str(REPO), *filter(None, [full_env.get("PYTHONPATH")])]
-    full_env["PYTHONPATH"] = os.pathsep.join(paths)
-    popen_kwargs["preexec_fn"] = _as_from_a_terminal(popen_kwargs.get("preexec_fn"))
-    if log_path is not None:
-        with log_path.open("ab") as log_file:
-            popen = subprocess.Popen(
-                list(cmd), cwd=cwd, env=full_env, stdout=log_file, stderr=subprocess.STDOUT,
-                start_new_session=True, **popen_kwargs,
-            )  # fmt: skip
-    else:
-        popen = subprocess.Popen(
-            list(cmd), cwd=cwd, env=full_env, start_new_session=True, **popen_kwargs
-        )
+def counting_listener() -> Iterator[tuple[str, list[bytes]]]:
+    """A loopback TCP server in a thread that records the first bytes of every connection and
+    answers 200 (an ingestion's answer); yields its URL and what it saw."""
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    server.settimeout(0.2)  # how soon the loop sees the stop, not a limit on any client
+    seen: list[bytes] = []
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(HANG_S)  # only a hang: a busy client sends late, not never
+                try:
+                    seen.append(conn.recv(65536))
+                    body = b'{"accepted":1,"duplicates":0}'
+                    conn.sendall(
+                        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                        b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body)
+                    )
+                except OSError:
+                    pass
+
+    thread = threading.Thread(target=serve, name="listener-under-test", daemon=True)
+    thread.start()
     try:
-        yield Child(popen, log_path)
+        yield f"http://127.0.0.1:{server.getsockname()[1]}", seen
     finally:
-        stop_group(popen, grace_s)
-        for stream in (popen.stdin, popen.stdout, popen.stderr):
-            if stream is not None:
-                stream.close()
-
-
-_HOLD = (
-    "import duckdb, sys; c = duckdb.connect(sys.argv[1]); print('ready', flush=True); "
-    "sys.stdin.read()"
-)
-
-
-@contextmanager
-def holding_duckdb(path: Path) -> Iterator[Child]:
-    """A child process holding ``path`` open (DuckDB's lock), from its ``ready`` line (its
-    own readiness signal) to the end of the block."""
-    cmd = [sys.executable, "-c", _HOLD, str(path)]
-    with child_process(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) as child:
-        assert child.popen.stdout is not None
-        line = child.popen.stdout.readline()  # blocks until ready, or '' if it died
-        assert line.strip() == "ready", f"the holder of {path} exited ({child.popen.wait()})"
-        yield child
-
-
-def children_of(pid: int) -> list[int]:
-    """The live processes whose parent is ``pid`` (read from ``/proc``: Linux)."""
-    out = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{name}/stat").read_bytes()
-        except OSError:  # gone meanwhile
-            continue
-        fields = stat[stat.rindex(b")") + 2 :].split()
-        if int(fields[1]) == pid and fields[0] != b"Z":
-            out.append(int(name))
-    return sorted(out)
+        stop.set()
+        thread.join(timeout=HANG_S)
+        server.close()
 
 
 def _plain(value: Any) -> Any:

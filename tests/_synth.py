@@ -1,9 +1,12 @@
 """The synthetic DuckDB file of the triage tests (``synth_path`` in ``tests/conftest.py``).
 
-Small on purpose: the fast tier builds it once per session, and its cost is the release of
-every closed (cube, period) of the retention window, so the file keeps a short window (the
-collector's own ``purge_expired``) of a dense set -- about 1.7k signals a day, inside the
-1k-10k a day LMCP really sees -- released at the DEFAULT privacy parameters.
+Small on purpose: each test worker builds it once, and what costs is the release of every
+closed (cube, period) of the retention window and, in the tests, answering the ring question
+over every released cell of its domain (tens of thousands a week). So the file keeps a short
+window (the collector's own ``purge_expired``): the two newest closed weeks and their days, of a
+dense set -- about 2.3k signals a day, inside the 1k-10k a day LMCP really sees -- released at
+the DEFAULT privacy parameters. Shorter, and the regressions are left with a single row and
+the report's trends chart no longer renders to PNG.
 """
 
 from __future__ import annotations
@@ -25,9 +28,9 @@ __all__ = [
 SYNTH_END = dt.date(2026, 6, 28)
 #: The day the file is released on: ``SYNTH_END``'s week is closed (LATE_DAYS after it).
 SYNTH_TODAY = SYNTH_END + dt.timedelta(days=3)
-#: Signals synthesised over the 90 days up to ``SYNTH_END``; the window keeps about a third.
+#: Signals synthesised over the 90 days up to ``SYNTH_END``; the window keeps about a quarter.
 SYNTH_SIGNALS = 150_000
-SYNTH_RETENTION_DAYS = 31
+SYNTH_RETENTION_DAYS = 17
 
 
 def build_synth(path: Path) -> Path:

@@ -2,7 +2,7 @@
 pydantic only (``docs/architecture.md``). The personal-data scan's library checks (stdnum,
 phonenumbers) are therefore given to it by the Cloud Skills service, never imported here. The
 one exception is OpenDP, in the accountant only: the published guarantee is OpenDP's own
-conversion of rho (issue 22), imported inside the function that prints it."""
+conversion of rho into (epsilon, delta), imported inside the function that prints it."""
 
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from tests._packages import LAYER, PACKAGES
-from tests._servers import HANG_S
+from tests._servers import run_child
 
 REPO = Path(__file__).resolve().parent.parent
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
@@ -46,13 +46,8 @@ def _copy(tmp_path: Path) -> Path:
 def _lint(root: Path) -> subprocess.CompletedProcess[str]:
     # PYTHONPATH first: the copy is analysed, not the project installed in the venv.
     env = {**os.environ, "PYTHONPATH": str(root)}
-    return subprocess.run(
-        [str(LINT_IMPORTS), "--no-cache", "--no-logo"],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=HANG_S,
+    return run_child(
+        [str(LINT_IMPORTS), "--no-cache", "--no-logo"], cwd=root, env=env, repo_on_path=False
     )
 
 

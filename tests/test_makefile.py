@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+
+from tests._servers import run_child
 
 MAKEFILE = Path(__file__).resolve().parent.parent / "Makefile"
 TARGET = re.compile(r"^([a-zA-Z0-9_-]+):(?!=)")
@@ -33,10 +34,8 @@ def test_every_target_has_a_help_line_and_is_phony() -> None:
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="no make on this machine")
 def test_make_help_prints_every_target() -> None:
-    out = subprocess.run(
+    out = run_child(
         ["make", "--no-print-directory", "-f", str(MAKEFILE), "help"],
-        capture_output=True,
-        text=True,
         check=True,
         cwd=MAKEFILE.parent,
     ).stdout

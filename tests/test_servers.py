@@ -17,9 +17,12 @@ from tests._cost import FACTOR, LINEAR_GROWTH, growth
 from tests._leaks import leaked_children
 from tests._servers import (
     HANG_S,
+    alive,
     child_process,
     children_of,
+    counting_listener,
     refused_port,
+    run_child,
     stop_group,
     wait_until,
 )
@@ -61,23 +64,12 @@ def test_a_process_that_died_fails_the_wait_at_once() -> None:
     assert clock.now == 0.0
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    stat = Path(f"/proc/{pid}/stat")
-    try:
-        return stat.read_bytes().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except OSError:
-        return False
-
-
 _SPAWNER = (
-    "import subprocess, sys, time\n"
+    "import signal, subprocess, sys, time\n"
+    # TERM is ignored from before the test can send it (the pid line is its cue).
+    "signal.signal(signal.SIGTERM, lambda *a: None)\n"
     "kid = subprocess.Popen(['sleep', '600'])\n"
     "print(kid.pid, flush=True)\n"
-    "signal_ignored = __import__('signal').signal(15, lambda *a: None)\n"  # TERM is ignored
     "time.sleep(600)\n"
 )
 
@@ -94,7 +86,7 @@ def test_a_failing_test_still_stops_the_child_and_its_grandchildren() -> None:
             assert children_of(child.pid) == [grandchild]
             raise AssertionError("the test failed")
     assert child.popen.returncode == -signal.SIGKILL
-    wait_until(lambda: not _alive(grandchild), what="the grandchild's end")
+    wait_until(lambda: not alive(grandchild), what="the grandchild's end")
 
 
 @pytest.mark.slow  # starts a process
@@ -111,6 +103,51 @@ def test_the_guard_finds_and_stops_a_child_left_running() -> None:
 def test_stop_group_of_a_graceful_child_is_its_own_exit() -> None:
     with child_process([sys.executable, "-c", "import time; time.sleep(600)"]) as child:
         assert stop_group(child.popen) == -signal.SIGTERM
+
+
+@pytest.mark.slow  # starts a process
+def test_run_child_returns_what_the_child_wrote_and_its_exit_code() -> None:
+    code = "import sys; print(sys.stdin.read().upper()); sys.stderr.write('e'); sys.exit(3)"
+    done = run_child([sys.executable, "-c", code], input="hello")
+    assert (done.returncode, done.stdout, done.stderr) == (3, "HELLO\n", "e")
+    with pytest.raises(subprocess.CalledProcessError):
+        run_child([sys.executable, "-c", code], input="", check=True)
+
+
+_HANGS = (
+    "import pathlib, subprocess, sys, time\n"
+    "kid = subprocess.Popen(['sleep', '600'])\n"
+    "pathlib.Path(sys.argv[1]).write_text(str(kid.pid))\n"
+    "time.sleep(600)\n"
+)
+
+
+@pytest.mark.slow  # starts processes
+def test_run_child_stops_the_whole_group_of_a_child_that_hangs(tmp_path: Path) -> None:
+    pid_file = tmp_path / "grandchild.pid"
+    with pytest.raises(TimeoutError, match="hung"):
+        run_child([sys.executable, "-c", _HANGS, str(pid_file)], hang_s=2.0)
+    if pid_file.exists():  # the child got that far before its hang limit (a busy machine may not)
+        grandchild = int(pid_file.read_text())
+        wait_until(lambda: not alive(grandchild), what="the grandchild's end")
+
+
+@pytest.mark.slow  # starts a process
+def test_alive_is_false_for_a_process_that_ended() -> None:
+    assert alive(os.getpid())
+    with child_process([sys.executable, "-c", "pass"]) as child:
+        child.popen.wait()
+    assert not alive(child.pid)
+
+
+def test_the_counting_listener_records_each_connection_and_answers_200() -> None:
+    import httpx
+
+    with counting_listener() as (url, seen):
+        with httpx.Client(trust_env=False, timeout=HANG_S) as client:
+            answer = client.post(url + "/v1/signals", json={"signals": []})
+    assert answer.status_code == 200 and answer.json() == {"accepted": 1, "duplicates": 0}
+    assert len(seen) == 1 and seen[0].startswith(b"POST /v1/signals ")
 
 
 def test_a_refused_port_refuses_for_the_whole_block() -> None:

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests._servers import run_child
+
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parent.parent
@@ -33,11 +35,10 @@ _BLOCK = textwrap.dedent(
 
 
 def _run(code: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return run_child(
         [sys.executable, "-c", _BLOCK + textwrap.dedent(code)],
-        cwd=REPO, capture_output=True, text=True, check=False,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(REPO)},
-    )  # fmt: skip
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+    )
 
 
 def test_the_file_mode_serves_without_deltalake(tmp_path: Path) -> None:

@@ -117,3 +117,34 @@ def collector_url(tmp_path_factory: pytest.TempPathFactory, synth_path: Path) ->
     )
     with running_collector(settings) as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def headline_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The released headline dataset (``tests/analysis/_headline.py``): true headline figures
+    that differ from what a capped query shows. Built once: only the browser tests use it."""
+    from tests.analysis._headline import build_headline
+
+    return build_headline(tmp_path_factory.mktemp("headline") / "headline.duckdb")
+
+
+@pytest.fixture(scope="module")
+def headline_url(tmp_path_factory: pytest.TempPathFactory, headline_path: Path) -> Iterator[str]:
+    """A real collector over a copy of the released headline dataset."""
+    import shutil
+
+    from pydantic import SecretStr
+
+    from collector.settings import CollectorSettings
+    from tests._servers import running_collector
+
+    db_path = tmp_path_factory.mktemp("headline-collector") / "signals.duckdb"
+    shutil.copy(headline_path, db_path)
+    settings = CollectorSettings(
+        db_path=db_path,
+        read_tokens=[SecretStr(TEAM_TOKEN)],
+        retention_days=36500,
+        rate_limit_enabled=False,
+    )
+    with running_collector(settings) as url:
+        yield url

@@ -28,8 +28,8 @@ from analysis.report import table_rows
 from collector.releases.published import privacy_parameters
 from collector.releases.store import release_closed_periods
 from contract.accountant import ReleasePlan
+from tests._browser import CHROMIUM, CHROMIUM_ARGS
 from tests.analysis.conftest import TEAM_TOKEN, day, many, write_signals
-from tests.ux_dashboard.conftest import CHROMIUM, CHROMIUM_ARGS
 
 runner = CliRunner()
 

@@ -13,7 +13,7 @@ from analysis._filters import Filters, Period
 from analysis._questions import Answer, Question
 from analysis._rows import Row, TopRow
 from analysis.report import answer_all, build_report
-from tests.ux_dashboard.conftest import CHROMIUM, CHROMIUM_ARGS
+from tests._browser import CHROMIUM, CHROMIUM_ARGS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

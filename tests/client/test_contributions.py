@@ -190,8 +190,8 @@ def _key(signal: FrictionSignal) -> str:
 def test_deleting_the_counter_through_report_friction_grants_nothing(
     make_runtime: MakeRuntime,
 ) -> None:
-    """The attack of issue 22 (7), end to end: fill the week (some delivered, some queued),
-    delete the counter, report again: every new report is refused and nothing is built."""
+    """Deleting the counter, end to end: fill the week (some delivered, some queued), delete
+    the counter, report again: every new report is refused and nothing is built."""
     rt, rec = make_runtime(*([httpx.Response(200)] * 4), *([httpx.Response(503)] * 100), mode="on")
     replies = [
         rt.reporter.report({"friction_type": f.value, "tool_attempted": t})
@@ -216,7 +216,7 @@ def test_deleting_the_counter_through_report_friction_grants_nothing(
 def test_the_clock_moved_back_and_forth_grants_nothing_after_the_first(
     home: LmcpHome, gap: int
 ) -> None:
-    """Issue 22 (7): alternating the clock between two days granted 50 of 50 claims. Now the
+    """Alternating the clock between two days grants no more claims than the bound: the
     earlier day is refused once the later one was claimed, and the later day's week keeps its
     bound: at most C in all for one week, C per week when the days are two weeks apart."""
     budget = ContributionBudget(home)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import random
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -41,7 +40,7 @@ from contract.accountant import ReleasePlan
 from lakedev.seaweed import LoopbackSeaweed
 from lmcp.cli import app
 from scripts.measure_compaction_memory import many_rows, write_day
-from tests._servers import HANG_S
+from tests._servers import run_child
 from tests.hypothesis_profiles import at_most
 from tests.lake.conftest import DAY, rows
 
@@ -218,10 +217,10 @@ def test_a_day_larger_than_the_limit_on_seaweedfs(seaweed: LoopbackSeaweed, tmp_
 def _growth_kb(rows_in_day: int, variant: str = "now") -> int:
     with tempfile.TemporaryDirectory() as folder:
         write_day(LakeStore(f"{folder}/lake"), rows_in_day, 4)
-        out = subprocess.run(
+        out = run_child(
             [sys.executable, "scripts/measure_compaction_memory.py", "--child", variant,
              "--lake", f"{folder}/lake", "--memory-limit", SMALL],
-            cwd=ROOT, check=True, stdout=subprocess.PIPE, text=True, timeout=HANG_S,
+            cwd=ROOT, check=True,
         ).stdout  # fmt: skip
     got = json.loads(out.strip().splitlines()[-1])
     return int(got["peak_kb"]) - int(got["baseline_kb"])

@@ -9,7 +9,6 @@ own disk, the lake holds every acknowledged signal exactly once after compaction
 from __future__ import annotations
 
 import datetime as dt
-import subprocess
 from pathlib import Path
 
 import duckdb
@@ -21,6 +20,7 @@ from collector.lake.store import LakeStore
 from lakedev.frontdoor import CONFIG, FrontDoor, find_haproxy, render
 from lakedev.seaweed import LoopbackSeaweed
 from scripts._lake_cluster import Collectors, send_load
+from tests._servers import run_child
 
 pytestmark = [
     pytest.mark.slow,
@@ -46,11 +46,9 @@ def test_the_shipped_configuration_is_valid_for_any_number_of_collectors(
     for count in (1, 3, 5):
         config = tmp_path / f"haproxy{count}.cfg"
         config.write_text(render([f"127.0.0.1:{9000 + i}" for i in range(count)]))
-        checked = subprocess.run(
+        checked = run_child(
             [str(find_haproxy()), "-c", "-f", str(config)],
             env={"LMCP_FRONT_DOOR_BIND": "127.0.0.1:8999"},
-            capture_output=True,
-            check=False,
         )
         assert checked.returncode == 0, checked.stdout + checked.stderr
         assert config.read_text().count(" check\n") == count

@@ -52,12 +52,20 @@ def call(host: ToolHost) -> Call:
     return do
 
 
+Save = Callable[..., ToolResult]
+
+
 @pytest.fixture
-def save(call: Call) -> Callable[..., ToolResult]:
+def save(call: Call) -> Save:
     def do(manifest: dict[str, Any], **kw: Any) -> ToolResult:
         return call("recipe_save", manifest=manifest, **kw)
 
     return do
+
+
+def run_saved(call: Call, name: str, **kw: Any) -> ToolResult:
+    """``recipe_run`` of the saved recipe ``name``."""
+    return call("recipe_run", name=name, **kw)
 
 
 def set_apps(home: LmcpHome, states: dict[str, dict[str, bool]]) -> None:

@@ -1,8 +1,8 @@
 """Attack: a stored recipe file edited on disk. ``recipe_run`` re-checks at run time what
 ``recipe_save`` and ``recipe_import`` check (catalogue tools only, no ``report_friction`` or
 ``recipe_*`` step, declared params only): the edited recipe is refused, no step runs and nothing
-is sent -- with signals ON and a failure waiting to be reported. (Before this, a
-``report_friction`` step written into the file ran and sent a signal: issue 15, finding 7.)"""
+is sent -- with signals ON and a failure waiting to be reported (a ``report_friction`` step
+written into the file would otherwise run and send a signal)."""
 
 from __future__ import annotations
 

@@ -4,20 +4,16 @@ from __future__ import annotations
 
 import json
 import threading
-import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from client.host import ToolHost, ToolResult
+from client.host import ToolHost
 from client.paths import LmcpHome
 from client.recipes import Manifest, RunControl, ToolStep, WaitStep, recipe_filename, run_recipe
 from contract.schema import ErrorClass, Outcome, RingEntry, ToolName
 from tests._servers import HANG_S
-
-Save = Callable[..., ToolResult]
-Call = Callable[..., ToolResult]
+from tests.recipes.conftest import Call, Save
 
 
 @pytest.fixture
@@ -133,8 +129,8 @@ def test_a_tool_outside_the_catalogue_is_refused_at_run_time(
     save: Save, call: Call, home: LmcpHome
 ) -> None:
     """A stored step naming a tool the catalogue does not hold (an older catalogue, or an edit
-    on disk) is refused before anything runs, ``optional`` or not, confirmed or not. (Before
-    run-time checks it ran up to that step: issue 15 item 8.)"""
+    on disk) is refused before anything runs, ``optional`` or not, confirmed or not: the steps
+    before it never run either."""
     save({"name": "Gone", "steps": [{"tool": "get_datetime", "optional": True}]})
     path = home.recipes / recipe_filename("Gone")
     doc = json.loads(path.read_text("utf-8"))
@@ -170,20 +166,41 @@ def test_a_missing_recipe_is_not_found(call: Call) -> None:
     assert "Never saved" not in missing.error.message
 
 
+class _RecordedEvent(threading.Event):
+    """A cancel event that records each wait on it: (seconds asked, whether the event ended it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waits: list[tuple[float | None, bool]] = []
+
+    def wait(self, timeout: float | None = None) -> bool:
+        ended_by_the_event = super().wait(timeout)
+        self.waits.append((timeout, ended_by_the_event))
+        return ended_by_the_event
+
+
 def test_waits_are_real(host: ToolHost) -> None:
+    # A real wait: the step's seconds on the cancel event, sat out to the end (not ended by it).
+    cancel = _RecordedEvent()
     manifest = Manifest("w", (WaitStep(0.2), ToolStep("get_datetime")))
-    start = time.monotonic()
-    result = run_recipe(manifest, host)
-    assert time.monotonic() - start >= 0.2 and result["ok"] is True
+    result = run_recipe(manifest, host, control=RunControl(cancel))
+    assert cancel.waits == [(0.2, False)] and result["ok"] is True
+
+
+class _CancelledWhileWaiting(_RecordedEvent):
+    """A cancel event set from outside (as the MCP server or Ctrl-C sets it) once a wait on it
+    has begun, whenever that is on a busy machine."""
+
+    def wait(self, timeout: float | None = None) -> bool:
+        threading.Timer(0.05, self.set).start()
+        return super().wait(timeout)
 
 
 def test_waits_are_cancellable(host: ToolHost) -> None:
-    control = RunControl()
+    cancel = _CancelledWhileWaiting()
     # A wait only a hang would sit out: the run ends when cancelled, long before it.
     manifest = Manifest("w", (ToolStep("get_datetime"), WaitStep(HANG_S), ToolStep("get_datetime")))
-    threading.Timer(0.1, control.cancel.set).start()
-    start = time.monotonic()
-    reply = run_recipe(manifest, host, control=control)
-    assert time.monotonic() - start < HANG_S
+    reply = run_recipe(manifest, host, control=RunControl(cancel))
+    assert cancel.waits == [(HANG_S, True)], "the wait was ended by the cancel"
     assert reply.outcome is Outcome.failed
     assert reply.result["cancelled"] is True and reply.result["stopped_at"] == 1

@@ -5,17 +5,13 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 import rfc8785
 
-from client.host import ToolResult
 from client.recipes import canonical_hash
-
-Save = Callable[..., ToolResult]
-Call = Callable[..., ToolResult]
+from tests.recipes.conftest import Call, Save
 
 # Obviously fake credentials, assembled at run time so no literal sits in the repository.
 FAKE = {

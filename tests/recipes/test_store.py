@@ -4,19 +4,14 @@ from __future__ import annotations
 
 import json
 import multiprocessing
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from client.host import ToolResult
 from client.paths import LmcpHome
 from client.recipes import RecipeStore, recipe_filename
 from tests._servers import HANG_S
-from tests.recipes.conftest import make_host
-
-Save = Callable[..., ToolResult]
-Call = Callable[..., ToolResult]
+from tests.recipes.conftest import Call, Save, make_host
 
 
 def test_one_json_document_per_recipe_named_by_slug_and_hash(save: Save, home: LmcpHome) -> None:

@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from client.host import ToolResult
 from client.recipes import MAX_STEPS, ManifestChecker, ManifestError, parse_manifest
 from contract.catalogue import load_catalogue
-from tests.recipes.conftest import message
+from tests.recipes.conftest import Save, message
 
-Save = Callable[..., ToolResult]
 CHECKER = ManifestChecker(load_catalogue())
 
 

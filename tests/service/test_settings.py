@@ -18,7 +18,7 @@ from cloudskills.settings import SkillsSettings
 from collector.settings import CollectorSettings
 from lmcp.cli import app
 from service.settings import SettingsProblem, load_settings
-from tests._servers import HANG_S
+from tests._servers import run_child
 
 REPO = Path(__file__).resolve().parents[2]
 runner = CliRunner()
@@ -102,16 +102,7 @@ def test_a_bad_command_line_value_names_the_option() -> None:
 
 
 def _serve(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "lmcp", *args],
-        capture_output=True,
-        text=True,
-        timeout=HANG_S,  # only a hang: a start on a loaded machine is never cut
-        cwd=REPO,
-        env={"PATH": os.environ["PATH"], **env},
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+    return run_child([sys.executable, "-m", "lmcp", *args], env={"PATH": os.environ["PATH"], **env})
 
 
 @pytest.mark.slow  # the real entry point

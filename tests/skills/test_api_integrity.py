@@ -66,7 +66,7 @@ def test_no_route_can_update_a_revision_and_only_the_owner_purge_deletes(tmp_pat
         ("/v1/skills/{slug}/revisions/{revision_id}/publish", "POST"),
         ("/v1/skills/{slug}/revisions/{revision_id}/approve", "POST"),
         ("/v1/skills/{slug}/revisions/{revision_id}/reject", "POST"),
-        ("/v1/skills/{slug}", "DELETE"),  # the owner's purge (issue 15, item 9)
+        ("/v1/skills/{slug}", "DELETE"),  # the owner's purge of every revision
     }
 
 

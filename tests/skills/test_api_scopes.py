@@ -7,6 +7,7 @@ from collections.abc import Callable
 import httpx
 import pytest
 
+from tests._servers import HANG_S
 from tests.skills.conftest import skill_body
 
 Api = Callable[[str], httpx.Client]
@@ -29,11 +30,15 @@ def test_authorization_failure_token_lacks_memory_write(api: Api, slug: str) -> 
 
 def test_authorization_failure_no_token_or_unknown_token(api: Api, base_url: str) -> None:
     assert _code(api("").post("/v1/skills", json=skill_body("a"))) == (401, "unauthenticated")
-    with httpx.Client(base_url=base_url, headers={"Authorization": "Bearer nope-fake"}) as c:
+    with httpx.Client(
+        base_url=base_url, headers={"Authorization": "Bearer nope-fake"}, timeout=HANG_S
+    ) as c:
         response = c.post("/v1/skills", json=skill_body("a"))
     assert _code(response) == (401, "unauthenticated")
     assert response.headers["www-authenticate"].startswith("Bearer")
-    with httpx.Client(base_url=base_url, headers={"Authorization": "Basic abc"}) as c:
+    with httpx.Client(
+        base_url=base_url, headers={"Authorization": "Basic abc"}, timeout=HANG_S
+    ) as c:
         assert _code(c.get("/v1/skills")) == (401, "unauthenticated")
 
 

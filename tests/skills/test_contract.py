@@ -55,7 +55,7 @@ def test_catalogue_execute_cloud_skill_asks_its_own_confirmation() -> None:
         "canonical_hash",
         "logical_path",
     }
-    # Egress (issue 16, finding 9): a recall's query leaves the machine.
+    # Egress: a recall's query and an executed script's fetch leave the machine.
     assert {tools[n].effect.value for n in ("recall_cloud_skill", "execute_cloud_skill")} == {
         "send"
     }

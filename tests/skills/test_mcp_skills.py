@@ -4,37 +4,17 @@ server process talking to the real skills service on loopback."""
 from __future__ import annotations
 
 import json
-import shutil
-import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
 import mcp_types as types
 import pytest
-from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from tests.mcp.conftest import mcp_session
 from tests.skills.conftest import token_of
 
 pytestmark = pytest.mark.slow  # every test here starts a process
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-@asynccontextmanager
-async def _session(env: dict[str, str]) -> AsyncIterator[ClientSession]:
-    script = Path(sys.executable).with_name("lmcp")
-    if script.exists() or shutil.which("lmcp"):
-        command, args = str(script if script.exists() else shutil.which("lmcp")), ["mcp"]
-    else:
-        command, args = sys.executable, ["-m", "client.mcp_stdio"]
-    params = StdioServerParameters(command=command, args=args, env=env, cwd=str(REPO))
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
-        yield session
 
 
 def _payload(result: types.CallToolResult) -> dict[str, Any]:
@@ -56,7 +36,7 @@ def test_save_recall_and_execute_a_cloud_skill_over_mcp(
 
     async def run() -> dict[str, types.CallToolResult]:
         out: dict[str, types.CallToolResult] = {}
-        async with _session(env) as session:
+        async with mcp_session(env) as session:
             tools = {t.name: t for t in (await session.list_tools()).tools}
             assert set(tools["save_cloud_skill"].input_schema["properties"]) == {
                 "name",

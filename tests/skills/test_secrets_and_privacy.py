@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from cloudskills.validation import InvalidSkill, validate_save
 from contract.secrets_scan import RULES
-from tests.hardening_client.test_secret_scanner import RECALL
+from tests.contract.test_secret_scanner import RECALL
 
 FAKE_SECRETS: dict[str, str] = {
     "private_key_block": (
