@@ -29,18 +29,6 @@ from tests._packages import DEV_PACKAGES, LAYER, PACKAGES, REPO
 MAX_LINES = 450
 _TESTS = ("tests", "privacy_tests")
 
-#: Test modules still over the limit, each split by its own owner; listed so that the test
-#: guards every other one now. An entry must still be over the limit (or it must be removed).
-TESTS_OVER_LIMIT_FOR_NOW: frozenset[str] = frozenset(
-    {"tests/collector/test_writer.py", "tests/recipes/test_spec_rules.py"}
-)
-
-#: Import circles being broken on other branches, each by its owner. The lead empties this list
-#: as they merge: an entry no circle is left in fails, and so does any circle not listed here.
-KNOWN_CIRCLES: tuple[frozenset[str], ...] = (
-    frozenset({"analysis._cells", "analysis._questions", "analysis._released"}),
-)
-
 #: A number followed by a unit of throughput or time: ``9,416 req/s``, ``~1.3 ms``, ``80 µs``.
 FIGURE = re.compile(
     r"\d[\d,.]*\s*(?:[kKM]\s*)?(?:req/s|requests/s|signals/s|rows/s|µs|us\b|ms\b|ns\b)"
@@ -107,14 +95,7 @@ def test_no_module_is_over_the_line_limit(path: Path) -> None:
 
 @pytest.mark.parametrize("path", _python(_TESTS), ids=_rel)
 def test_no_test_module_is_over_the_line_limit(path: Path) -> None:
-    if _rel(path) in TESTS_OVER_LIMIT_FOR_NOW:
-        assert _lines(path) > MAX_LINES, f"{_rel(path)} fits now: drop it from the list"
-        return
     assert _lines(path) <= MAX_LINES, f"{_rel(path)}: split it (at most {MAX_LINES} lines)"
-
-
-def test_every_module_over_the_limit_for_now_exists() -> None:
-    assert all((REPO / name).is_file() for name in TESTS_OVER_LIMIT_FOR_NOW)
 
 
 # -- imports -----------------------------------------------------------------------------------
@@ -216,19 +197,8 @@ def _product_graph() -> dict[str, set[str]]:
 
 
 def test_no_new_import_circle() -> None:
-    new = [
-        sorted(c)
-        for c in circles(_product_graph())
-        if not any(c <= known for known in KNOWN_CIRCLES)
-    ]
-    assert new == [], "an import circle: move what both sides need into a module of its own"
-
-
-@pytest.mark.parametrize("known", KNOWN_CIRCLES, ids=lambda c: min(c))
-def test_a_known_circle_is_still_there(known: frozenset[str]) -> None:
-    assert any(c <= known for c in circles(_product_graph())), (
-        f"{sorted(known)} is broken now: drop it from KNOWN_CIRCLES"
-    )
+    found = [sorted(c) for c in circles(_product_graph())]
+    assert found == [], "an import circle: move what both sides need into a module of its own"
 
 
 def test_no_import_runs_up_or_sideways() -> None:

@@ -27,12 +27,13 @@ from analysis._rows import FrictionVersionRow, TopRow, WeekRow
 from analysis._session import COOKIE_NAME, make_session
 from collector.releases.store import KEY_SEP
 from tests._servers import HANG_S
+from tests._synth import SYNTH_END
 from tests.analysis.conftest import TEAM_TOKEN
 
-#: The synthetic file's released weeks (its retention window keeps four).
-WEEKS = Period(dt.date(2026, 6, 1), dt.date(2026, 6, 28))
-#: Two weeks whose previous two weeks are released too.
-LATE = Period(dt.date(2026, 6, 15), dt.date(2026, 6, 28))
+#: The synthetic file's released weeks (its retention window keeps two).
+WEEKS = Period(SYNTH_END - dt.timedelta(days=13), SYNTH_END)
+#: The last week, whose previous week is released too.
+LATE = Period(SYNTH_END - dt.timedelta(days=6), SYNTH_END)
 AUTH = {"Authorization": f"Bearer {TEAM_TOKEN}"}
 
 
@@ -75,7 +76,7 @@ def test_the_trend_is_the_stored_cells_of_each_week(synth_con: duckdb.DuckDBPyCo
         assert key is not None
         figures = friction_figures(ReleasedSource(synth_con), key, WEEKS)
         stored = _released_weeks(synth_con, key, WEEKS)
-        assert len(stored) == 4
+        assert len(stored) == 2
         weeks = [(r.week, r.n, r.moe) for r in figures.trend]
         assert weeks == [(day, max(0, n), moe) for day, n, moe in stored]
         assert all(r.week_end == r.week + dt.timedelta(days=6) for r in figures.trend)
