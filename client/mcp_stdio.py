@@ -236,7 +236,8 @@ class Bridge:
     def __init__(self, wire_in: int, wire_out: int, early: EarlyAnswers) -> None:
         self._wire_in, self._wire_out, self._early = wire_in, wire_out, early
         self._inbox = _Inbox()
-        self._out: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        #: What the writer writes: (data, whether it is an early answer); None ends it.
+        self._out: queue.SimpleQueue[tuple[bytes, bool] | None] = queue.SimpleQueue()
         self._out_bytes = 0
         self._out_room = threading.Condition()
         #: Set when the SDK serves: from then on every message is its to answer.
@@ -267,16 +268,17 @@ class Bridge:
             if self._out_bytes >= _OUTBOX_BYTES:
                 return False
             self._out_bytes += len(data)
-        self._out.put(data)
+        self._out.put((data, False))
         return True
 
-    def send(self, data: bytes) -> None:
-        """Queue ``data`` for the wire, waiting for room (never on the event loop)."""
+    def send(self, data: bytes, *, early: bool = False) -> None:
+        """Queue ``data`` for the wire, waiting for room (never on the event loop); ``early``:
+        an answer given before the SDK serves."""
         with self._out_room:
             while self._out_bytes >= _OUTBOX_BYTES:
                 self._out_room.wait()
             self._out_bytes += len(data)
-        self._out.put(data)
+        self._out.put((data, early))
 
     def _read_wire(self) -> None:
         with os.fdopen(self._wire_in, "rb") as wire:
@@ -288,7 +290,8 @@ class Bridge:
                         message = None  # not JSON: the SDK answers with its parse error
                     reply, pass_on = self._early.answer(message)
                     if reply is not None:
-                        self.send(json.dumps(reply, separators=(",", ":")).encode() + b"\n")
+                        data = json.dumps(reply, separators=(",", ":")).encode() + b"\n"
+                        self.send(data, early=True)
                     if not pass_on:
                         continue
                 self._inbox.put(line)
@@ -296,11 +299,13 @@ class Bridge:
 
     def _copy_out(self) -> None:
         dropped = False
-        while (data := self._out.get()) is not None:
+        while (item := self._out.get()) is not None:
+            data, early = item
             with self._out_room:
                 self._out_bytes -= len(data)
                 self._out_room.notify()
-            if not dropped and self._early.initialize_id is not None:
+            # The SDK's own answer to the initialize answered early is dropped, never ours.
+            if not early and not dropped and self._early.initialize_id is not None:
                 try:
                     message = json.loads(data)
                 except ValueError:
