@@ -21,7 +21,6 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from contract.catalogue import load_catalogue
 from contract.catalogue._versions import OTHER_VERSION, released_versions
 from contract.days import PeriodKind
 from contract.schema import (
@@ -177,6 +176,8 @@ _SHAPE_OF = (
 def _shape_cells() -> tuple[tuple[str, ...], ...]:
     """Each tool's declared argument names and ``other``, each with every (type, size) a value
     of that type can have."""
+    from contract.catalogue import load_catalogue  # builds the models: only a shapes release
+
     declared = {
         t.tool_name.value: {a.value for a in t.arg_names.values()} for t in load_catalogue()
     }

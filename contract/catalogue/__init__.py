@@ -12,9 +12,12 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from contract.schema import ArgName, Outcome, RingEntry, ToolName
+from contract.schema import ArgName, Outcome, ToolName
+
+if TYPE_CHECKING:
+    from contract.schema import RingEntry
 
 __all__ = ["Catalogue", "Effect", "Tool", "load_catalogue", "parse_catalogue", "raw_catalogue"]
 
@@ -72,6 +75,10 @@ class Catalogue:
 
 
 def _ring_entries(name: ToolName) -> dict[Outcome, RingEntry]:
+    # The models load here, on first use: reading the catalogue's names (a release's domain,
+    # ``lmcp analysis --db``) needs only the enums.
+    from contract.schema import RingEntry
+
     return {outcome: RingEntry(tool=name, outcome=outcome) for outcome in Outcome}
 
 
