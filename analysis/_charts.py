@@ -132,7 +132,7 @@ def _trends(rows: list[TrendRow]) -> Spec:
     ]  # fmt: skip
     spec = base_spec(values, 220)
     x = {"field": "day", "type": "temporal", "title": None, "axis": {"format": "%b %d"}}
-    spec["layer"] = [
+    layers: list[Spec] = [
         {
             "mark": {"type": "line", "point": {"size": 18}, "strokeWidth": 2},
             "encoding": {
@@ -150,28 +150,31 @@ def _trends(rows: list[TrendRow]) -> Spec:
                 },
             },
         },
-        {
-            "transform": [{"filter": "datum.spike"}],
-            "mark": {"type": "point", "filled": True, "size": 90, "color": SPIKE, "opacity": 1},
-            "encoding": {
-                "x": x,
-                "y": {"field": "n", "type": "quantitative"},
-                # A one-value shape scale: the spike markers get a legend entry of their own.
-                "shape": {
-                    "field": "marker",
-                    "type": "nominal",
-                    "title": None,
-                    "scale": {"range": ["triangle-up"]},
-                    "legend": {"symbolFillColor": SPIKE, "symbolStrokeColor": SPIKE},
-                },
-                "tooltip": [
-                    {"field": "day", "type": "temporal"},
-                    {"field": "series", "type": "nominal"},
-                    {"field": "n", "type": "quantitative"},
-                ],
-            },
-        },
     ]
+    # The spike layer only where a day spiked: a legend with no entry (a window too short for
+    # a baseline) has infinite bounds, and the chart no size a PNG can have.
+    spikes: Spec = {
+        "transform": [{"filter": "datum.spike"}],
+        "mark": {"type": "point", "filled": True, "size": 90, "color": SPIKE, "opacity": 1},
+        "encoding": {
+            "x": x,
+            "y": {"field": "n", "type": "quantitative"},
+            # A one-value shape scale: the spike markers get a legend entry of their own.
+            "shape": {
+                "field": "marker",
+                "type": "nominal",
+                "title": None,
+                "scale": {"range": ["triangle-up"]},
+                "legend": {"symbolFillColor": SPIKE, "symbolStrokeColor": SPIKE},
+            },
+            "tooltip": [
+                {"field": "day", "type": "temporal"},
+                {"field": "series", "type": "nominal"},
+                {"field": "n", "type": "quantitative"},
+            ],
+        },
+    }
+    spec["layer"] = layers + [spikes] if any(r.spike for r in rows) else layers
     return spec
 
 
@@ -354,11 +357,21 @@ def spec_svg(spec: Spec) -> str:
     return _svg_of(json.dumps(spec, sort_keys=True))
 
 
-def chart_png(answer: Answer[Row], *, scale: float = 2.0) -> bytes | None:
-    """The chart as PNG bytes (for docs); None when there is nothing to draw."""
+def _notice_spec(text: str) -> Spec:
+    """A chart of one line of text: what an answer with nothing to draw shows instead."""
+    spec = base_spec([{"text": text}], 40)
+    spec["mark"] = {"type": "text", "align": "left", "baseline": "middle", "fontSize": 13,
+                    "color": "#555555", "x": 0, "y": 20}  # fmt: skip
+    spec["encoding"] = {"text": {"field": "text", "type": "nominal"}}
+    return spec
+
+
+def chart_png(answer: Answer[Row], *, scale: float = 2.0) -> bytes:
+    """The chart as PNG bytes (for docs); an answer with nothing to draw says so (its
+    ``empty_text``), so each question has its picture whatever the window held."""
     spec = chart_spec(answer)
     if spec is None:
-        return None
+        spec = _notice_spec(answer.empty_text)
     with _lock:
         png: bytes = vl_convert.vegalite_to_png(spec, scale=scale)
     return png

@@ -342,13 +342,11 @@ def write_report(report: Report, html_path: Path, markdown_path: Path | None = N
 def write_pngs(
     answers: Sequence[Answer[Row]], folder: Path, *, prefix: str = "triage-"
 ) -> list[Path]:
-    """Each chart as a PNG (for docs)."""
+    """Each chart as a PNG (for docs), one per answer: an empty one says why it is empty."""
     folder.mkdir(parents=True, exist_ok=True)
     out = []
     for answer in answers:
-        png = chart_png(answer)
-        if png is not None:
-            path = folder / f"{prefix}{answer.question.value}.png"
-            path.write_bytes(png)
-            out.append(path)
+        path = folder / f"{prefix}{answer.question.value}.png"
+        path.write_bytes(chart_png(answer))
+        out.append(path)
     return out

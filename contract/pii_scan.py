@@ -14,7 +14,9 @@ issuable SSN, whether a number is a possible phone number -- are a :class:`PiiCh
 caller passes in: the Cloud Skills service gives ``cloudskills.pii_checks.LIBRARY_CHECKS``
 (python-stdnum and phonenumbers), where that dependency is allowed. A phone number named as
 one (``phone: ...``) without a country code has no country to validate against: it counts when
-it has as many digits as E.164 allows.
+it has as many digits as E.164 allows. Where a phone number and an SSN share digits, the SSN
+wins when named as one or written in its own shape (``003-10-0001``, though its ``00`` reads as an
+international prefix); a ``+``, or another grouping (``0033 6 ...``), makes it a phone number.
 """
 
 from __future__ import annotations
@@ -147,7 +149,15 @@ def _e164_length(text: str) -> bool:
 
 def _phone_intl(match: re.Match[str], checks: PiiChecks) -> bool:
     text = match.group(0)
-    return checks.phone("+" + text[2:] if text.startswith("00") else text, None)
+    if text.startswith("00"):
+        # SSN areas 001-009 begin with the "00" of an international prefix: a candidate that
+        # begins as an issuable SSN (3-2-4, one separator) is one, and left to the SSN rule.
+        # No international number is written with its country code split as "00X-XX-...".
+        ssn = _SSN.match(match.string, match.start())
+        if ssn is not None and _ssn(ssn, checks):
+            return False
+        text = "+" + text[2:]
+    return checks.phone(text, None)
 
 
 def _card(match: re.Match[str], checks: PiiChecks) -> bool:
@@ -195,10 +205,12 @@ _RULES: tuple[tuple[str, str, re.Pattern[str], _Check, int], ...] = (
     ("email_address", "@", _EMAIL, _email, 0),
     ("iban", "", _IBAN, _iban, 0),
     ("payment_card", "", _CARD, _card, 0),
-    # An international number first: its groups may look like an SSN ("+672 10 6609").
+    # An SSN named as one first: the name decides, whatever the digits also resemble.
+    ("us_ssn", "", _SSN_NAMED, _ssn_named, 1),
+    # Then an international number: its groups may look like an SSN ("+672 10 6609"); one
+    # that begins as an issuable SSN ("003-10-0001", "00" as in "0033") is left to the next.
     ("phone_number", "", _PHONE_INTL, _phone_intl, 0),
     ("us_ssn", "", _SSN, _ssn, 0),
-    ("us_ssn", "", _SSN_NAMED, _ssn_named, 1),
     ("phone_number", "", _PHONE_NANP, lambda m, c: c.phone(m.group(0), "US"), 0),
     ("phone_number", "", _PHONE_NAMED, lambda m, c: _e164_length(m.group(1)), 1),
     ("postal_address", "", _STREET, _always, 0),

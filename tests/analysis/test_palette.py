@@ -41,7 +41,7 @@ def test_a_friction_type_keeps_its_colour_whatever_else_is_shown() -> None:
         spec = chart_spec(_answer(Question.top, list(rows)))
         assert spec is not None
         colour_of.append(_colours(spec["encoding"]["color"]["scale"])["other"])
-    trend = [TrendRow(_DAY, s, 5, 2, None, False) for s in ("all", "other")]
+    trend = [TrendRow(_DAY, s, 5, 2, None, s == "all") for s in ("all", "other")]
     spec = chart_spec(_answer(Question.trends, list(trend)))
     assert spec is not None
     colour_of.append(_colours(spec["layer"][0]["encoding"]["color"]["scale"])["other"])

@@ -29,6 +29,7 @@ from collector.releases.published import privacy_parameters
 from collector.releases.store import release_closed_periods
 from contract.accountant import ReleasePlan
 from tests._browser import CHROMIUM, CHROMIUM_ARGS
+from tests._figures import figures, kind_of
 from tests.analysis.conftest import TEAM_TOKEN, day, many, write_signals
 
 runner = CliRunner()
@@ -93,9 +94,15 @@ def test_the_folder_holds_every_released_view_and_its_data(site: Path, synth_pat
     assert f"released through {index['released_through']}" in page
 
 
+def _figures(name: str, text: str) -> set[float]:
+    return figures(kind_of(name), text)
+
+
 def test_an_exact_count_that_differs_from_its_release_is_nowhere(tmp_path: Path) -> None:
     """Released, then raw rows added to the released week: the exact count (1,317) is far from
-    its release (about 200 +- its noise), so finding it anywhere means a raw figure leaked."""
+    its release (about 200 +- its noise), so a file showing it as a figure leaked a raw one.
+    Read as figures (``_figures``), not as text: a coordinate or an id holding the digits by
+    chance is no figure."""
     path = tmp_path / "exact.duckdb"
     with duckdb.connect(str(path)) as con:
         write_signals(con, many(200, when=day(2), tool="read_note"))
@@ -113,8 +120,14 @@ def test_an_exact_count_that_differs_from_its_release_is_nowhere(tmp_path: Path)
     assert json.loads(files["data/top.json"]) == released
     shown = [r for r in released["rows"] if r["tool"] == "read_note"]  # type: ignore[attr-defined]
     assert shown and shown[0]["n"] != 1317
-    for name, text in files.items():
-        assert "1317" not in text and "1,317" not in text, name
+    assert shown[0]["n"] in _figures("data/top.json", files["data/top.json"]), "a figure is read"
+    leaked = {name: 1317.0 in _figures(name, text) for name, text in files.items()}
+    assert leaked == dict.fromkeys(files, False)
+    # The same check sees the exact count where the page shows its release.
+    released_cell = f">{shown[0]['n']:,} \u00b1 {shown[0]['moe']:,}"
+    assert released_cell in files["index.html"]
+    published = files["index.html"].replace(released_cell, ">1,317 \u00b1 0", 1)
+    assert 1317.0 in _figures("index.html", published)
 
 
 def test_it_refuses_exact_and_a_non_empty_folder(synth_path: Path, tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import phonenumbers
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from cloudskills.pii_checks import LIBRARY_CHECKS, personal_data
@@ -135,11 +135,43 @@ _AREAS = st.integers(1, 899).filter(lambda a: a != 666)
     serial=st.integers(1, 9999),
     separator=st.sampled_from(["-", " "]),
 )
+# Areas 001-009 begin with the "00" of an international prefix ("0033 6 ..."): an SSN still.
+@example(area=3, group=10, serial=1, separator="-")
+@example(area=9, group=99, serial=9999, separator=" ")
 def test_every_issuable_ssn_is_found(area: int, group: int, serial: int, separator: str) -> None:
     ssn = f"{area:03d}{separator}{group:02d}{separator}{serial:04d}"
     text = f"Employee record: {ssn}, keep private."
     hits = personal_data(text)
     assert [(h.rule, h.start) for h in hits] == [("us_ssn", text.index(ssn))]
+
+
+@given(
+    area=_AREAS,
+    group=st.integers(1, 99),
+    serial=st.integers(1, 9999),
+    separators=st.sampled_from([("-", "-"), ("", ""), ("-", ""), ("", "-")]),
+    name=st.sampled_from(["SSN", "ssn:", "Social Security Number #", "social security no."]),
+    after=st.sampled_from(["", ".", " 5 days", " 12 34", ", ok"]),
+)
+@example(area=1, group=1, serial=1, separators=("-", ""), name="SSN", after=".")
+@example(area=3, group=10, serial=1, separators=("-", "-"), name="ssn:", after=" 12 34")
+def test_every_issuable_ssn_named_as_one_is_found_with_or_without_separators(
+    area: int, group: int, serial: int, separators: tuple[str, str], name: str, after: str
+) -> None:
+    ssn = f"{area:03d}{separators[0]}{group:02d}{separators[1]}{serial:04d}"
+    text = f"{name} {ssn}{after}"
+    hits = personal_data(text)
+    assert [(h.rule, h.start) for h in hits] == [("us_ssn", text.index(ssn))]
+
+
+@pytest.mark.parametrize(
+    "written",
+    ["0033 6 12 34 56 78", "0044 20 7946 0958", "001 202 555 0143", "0049 30 901820",
+     "+672 10 6609", "00672 10 6609", "+1 202-555-0143"],
+)  # fmt: skip
+def test_international_numbers_beside_the_ssn_shape_stay_phone_numbers(written: str) -> None:
+    text = f"call {written} today"
+    assert [(h.rule, h.start) for h in personal_data(text)] == [("phone_number", 5)]
 
 
 @given(
