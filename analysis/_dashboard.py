@@ -22,7 +22,7 @@ from analysis._cells import (
     released_versions,
 )
 from analysis._charts import chart_svg, spec_svg
-from analysis._filters import FilterError, Filters, Period
+from analysis._filters import FilterError, Filters, Period, form_day
 from analysis._friction import tool_trend
 from analysis._html import download_links, esc, kpis, page_start
 from analysis._panels import scaled, tool_weekly_card, weekly_spec, weekly_unavailable
@@ -237,9 +237,8 @@ def _filter_form(view: View) -> str:
     current_version = None if f.version is None else str(f.version)
     if current_version and current_version not in versions:
         versions.insert(0, current_version)
-    sent = view.submitted
-    start = sent.get("start", view.period.start.isoformat())
-    end = sent.get("end", view.period.end.isoformat())
+    start = form_day(view.submitted, "start", view.period.start.isoformat())
+    end = form_day(view.submitted, "end", view.period.end.isoformat())
     fields = [
         f'<label>From<input type="date" name="start" id="f-start" value="{esc(start)}"></label>',
         f'<label>To<input type="date" name="end" id="f-end" value="{esc(end)}"></label>',

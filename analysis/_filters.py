@@ -15,7 +15,15 @@ from typing import TypeVar
 from contract.days import utc_today
 from contract.schema import Platform, ToolName
 
-__all__ = ["DEFAULT_DAYS", "FilterError", "Filters", "Period", "Version", "checked_filters"]
+__all__ = [
+    "DEFAULT_DAYS",
+    "FilterError",
+    "Filters",
+    "Period",
+    "Version",
+    "checked_filters",
+    "form_day",
+]
 
 #: The default period: the last four weeks that hold signals.
 DEFAULT_DAYS = 28
@@ -147,6 +155,17 @@ def checked_filters(params: Mapping[str, str], allowed: frozenset[str]) -> Filte
         if key not in allowed:
             raise FilterError(key if key.isidentifier() else "?", "is not a filter")
     return Filters.parse(params)
+
+
+def form_day(submitted: Mapping[str, str], key: str, default: str) -> str:
+    """What a page's date field shows after a filter error: the day as submitted when it is a
+    day (an inverted range stays, to be corrected), else ``default``. A date field holds
+    nothing else, and a page never echoes the free text it was sent."""
+    text = submitted.get(key)
+    try:
+        return text if text is not None and _date(key, text) is not None else default
+    except FilterError:
+        return default
 
 
 def _date(field: str, text: str | None) -> dt.date | None:

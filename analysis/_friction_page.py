@@ -22,7 +22,7 @@ import duckdb
 from analysis._cells import MemoSource, ReleasedSource, default_period, last_released_day
 from analysis._charts import base_spec, chart_svg, spec_svg
 from analysis._dashboard import HALF_CHART, WIDE_CHART, card, filter_message
-from analysis._filters import FilterError, Filters, Period
+from analysis._filters import FilterError, Filters, Period, form_day
 from analysis._friction import PANELS, FrictionFigures, FrictionKey, friction_figures
 from analysis._html import esc, kpis
 from analysis._palette import PALETTE
@@ -184,8 +184,8 @@ def _nav(view: FrictionView) -> str:
 
 def _form(view: FrictionView) -> str:
     f = view.figures
-    start = view.submitted.get("start", f.period.start.isoformat())
-    end = view.submitted.get("end", f.period.end.isoformat())
+    start = form_day(view.submitted, "start", f.period.start.isoformat())
+    end = form_day(view.submitted, "end", f.period.end.isoformat())
     return (
         f'<form method="get" action="{esc(f.key.path)}" class="filters" id="filters">'
         f'<label>From<input type="date" name="start" id="f-start" value="{esc(start)}"></label>'

@@ -16,7 +16,10 @@ reports and protocol errors, and the server's stderr. For the whole run: every l
 (client and collector); OpenTelemetry spans and metrics; the DuckDB file's bytes and every
 table decoded (signals, release cells and days, the steward audit log, ...); the steward's
 Parquet and CSV exports; the triage JSON; the HTML and Markdown reports (released and exact);
-the dashboard's HTML. ``LMCP_AUDIT_SEED`` replays a run (the seed is printed)."""
+the dashboard's pages (the overview, every tool's, the page of every friction stored) and every
+download they link, and its answers to a planted value of every kind in each path segment and
+period of its friction pages and downloads. ``LMCP_AUDIT_SEED`` replays a run (the seed is
+printed)."""
 
 from __future__ import annotations
 
@@ -47,9 +50,9 @@ from client.runtime import Runtime
 from collector.releases.store import release_closed_periods
 from contract.accountant import ReleasePlan
 from contract.catalogue import load_catalogue
-from contract.schema import ToolName
 from privacy_tests.audit.canaries import Canary, CanaryKind
 from privacy_tests.audit.cases import ENCODINGS, Case, generate_cases, place, positions
+from privacy_tests.audit.dashboard import frictions_of, read_dashboard
 from privacy_tests.audit.pipeline import (
     Pipeline,
     client_sinks,
@@ -232,13 +235,18 @@ def test_no_generated_canary_reaches_any_sink(
             triage = [http.get("/v1/triage", headers=team)] + [
                 http.get(f"/v1/triage/{q.value}", headers=team) for q in RELEASED_QUESTIONS
             ]
-            http.post("/dashboard/login", data={"token": TEAM})
-            pages = [http.get("/dashboard")] + [
-                http.get(f"/dashboard/tool/{tool.value}") for tool in ToolName
-            ]
+            parquet_rows = pq.read_table(io.BytesIO(parquet.content)).to_pylist()
+            login = http.post("/dashboard/login", data={"token": TEAM})
+            # One case of every kind as planted plain, sent in every path segment and period.
+            plain = {c.canary.kind: c.canary.text for c in cases if c.encoding == "plain"}
+            dashboard = read_dashboard(http, frictions_of(parquet_rows), hostile=[*plain.values()])
     assert count >= run.reported > 0, "the collector did not store the reports"
     assert parquet.status_code == csv.status_code == 200
     assert all(r.status_code == 200 for r in triage), [r.status_code for r in triage]
+    assert login.status_code in (200, 303) and dashboard.failed() == []
+    assert dashboard.friction_pages(), "no friction page was read"
+    assert dashboard.downloads_of("csv") and dashboard.downloads_of("json"), "no download read"
+    assert len(plain) == len(CanaryKind) and dashboard.not_refused() == []
     assert run.at_rest > 0, "no canary reached the user's own data: the planting failed"
 
     pipeline.stop()
@@ -250,7 +258,6 @@ def test_no_generated_canary_reaches_any_sink(
         tables = table_sinks(con)
         released = build_report(answer_all(con, k=K))
         exact = build_report(answer_all(con, k=K, exact=True))
-    parquet_rows = pq.read_table(io.BytesIO(parquet.content)).to_pylist()
     assert len(parquet_rows) == count
     sinks = {
         "log records (client and collector)": pipeline.logs.data(),
@@ -267,7 +274,7 @@ def test_no_generated_canary_reaches_any_sink(
         "Markdown reports and charts": (
             released.markdown + exact.markdown + "".join(exact.charts.values())
         ).encode(),
-        "dashboard HTML": b"\n".join(p.content for p in pages),
+        **dashboard.sinks(),
     }
     for name in ("release_cells", "release_periods", "steward_audit", "signals"):
         assert f"DuckDB table {name} (decoded)" in sinks, name

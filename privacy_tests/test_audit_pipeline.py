@@ -9,7 +9,9 @@ file; what agents read in error results; every log record of the process (client
 root and non-propagating loggers, DEBUG and up); the MCP server's stderr; the collector's answers
 to hostile requests; OpenTelemetry spans and metrics (in-memory exporters); the DuckDB file's
 bytes and its decoded contents; the Parquet export (bytes and decoded) and the CSV export; the
-triage JSON; the HTML report, its Markdown and charts; the dashboard's HTML.
+triage JSON; the HTML report, its Markdown and charts; the dashboard's pages (the overview, every
+tool's, the page of every friction stored) and every download they link, and its answers to a
+planted value in each path segment and period of its friction pages and downloads.
 
 One failure line names the sink and the canary's kind (``privacy_tests.audit.scan``)."""
 
@@ -37,8 +39,8 @@ from analysis import Filters, open_db
 from analysis._released import RELEASED_QUESTIONS
 from analysis.report import answer_all, build_report
 from client.runtime import Runtime
-from contract.schema import ToolName
 from privacy_tests.audit.canaries import Canary, CanaryKind, canaries
+from privacy_tests.audit.dashboard import DashboardRead, frictions_of, read_dashboard
 from privacy_tests.audit.pipeline import (
     Pipeline,
     client_sinks,
@@ -234,16 +236,16 @@ def _audit(
         triage = [http.get("/v1/triage", headers=team)] + [
             http.get(f"/v1/triage/{q.value}", headers=team) for q in RELEASED_QUESTIONS
         ]
+        parquet_rows = pq.read_table(io.BytesIO(parquet.content)).to_pylist()
         login = http.post("/dashboard/login", data={"token": TOKEN})
-        pages = [http.get("/dashboard")] + [
-            http.get(f"/dashboard/tool/{tool.value}") for tool in ToolName
-        ]
+        # One planted value of every kind, sent in every path segment and period it could take.
+        sent = [c.text for c in {c.kind: c for c in planted}.values()]
+        dashboard = read_dashboard(http, frictions_of(parquet_rows), hostile=sent)
     assert count >= delivered > 0, "the collector did not store the reports"
     assert parquet.status_code == csv.status_code == 200
     assert all(r.status_code == 200 for r in triage), [r.status_code for r in triage]
-    assert login.status_code in (200, 303) and all(p.status_code == 200 for p in pages)
-    dashboard = b"\n".join(p.content for p in pages)
-    assert b"read_note" in dashboard, "the dashboard shows no data: the audit would prove nothing"
+    assert login.status_code in (200, 303) and dashboard.failed() == []
+    _read_in_full(dashboard)
 
     pipeline.stop()
     otel_data = pipeline.otel.data()
@@ -260,7 +262,6 @@ def _audit(
     finally:
         con.close()
     assert "read_note" in report.html
-    parquet_rows = pq.read_table(io.BytesIO(parquet.content)).to_pylist()
     assert len(parquet_rows) == count
     sinks = {
         "log records (client and collector)": pipeline.logs.data(),
@@ -274,11 +275,20 @@ def _audit(
         "triage JSON": b"\n".join(r.content for r in triage),
         "HTML report": report.html.encode(),
         "Markdown report and charts": (report.markdown + "".join(report.charts.values())).encode(),
-        "dashboard HTML": dashboard,
+        **dashboard.sinks(),
     }
     assert b" collector" in sinks["log records (client and collector)"], "no collector record seen"
     assert_no_leaks(sinks, planted, stats)
     _record(stats, planted, count, len(db_bytes))
+
+
+def _read_in_full(dashboard: DashboardRead) -> None:
+    """The dashboard's sinks are not empty: the audit would prove nothing of them."""
+    frictions = dashboard.friction_pages()
+    assert frictions, "no friction page was read"
+    assert any(b"read_note" in r.content for r in frictions.values()), "no reported friction"
+    assert dashboard.downloads_of("csv") and dashboard.downloads_of("json"), "no download read"
+    assert dashboard.hostile and dashboard.not_refused() == []
 
 
 def _record(stats: ScanStats, planted: list[Canary], signals: int, db_size: int) -> None:

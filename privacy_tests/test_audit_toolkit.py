@@ -1,7 +1,8 @@
 """The audit's own instruments can fail: the scanner finds a marker in every encoding it claims,
 at every offset, and stays quiet on unrelated bytes; canaries carry their marker; the socket guard
 sees and refuses real connections; the log capture sees non-propagating loggers without switching
-on output the product never produces."""
+on output the product never produces; the dashboard reader follows what a page links, once,
+and sees a value a page shows back."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import logging
 import socket
 import struct
 import urllib.parse
+from typing import Any
 
 import httpx
 import pytest
@@ -22,6 +24,7 @@ from hypothesis import strategies as st
 from contract.catalogue import load_catalogue
 from privacy_tests.audit.canaries import Canary, CanaryKind, canaries, canary
 from privacy_tests.audit.cases import ENCODINGS, Case, generate_cases, place, positions
+from privacy_tests.audit.dashboard import DashboardRead, friction_path, read_dashboard
 from privacy_tests.audit.logs import LogCapture, capture_logs
 from privacy_tests.audit.scan import (
     NeedleIndex,
@@ -224,3 +227,60 @@ def _intact(cases: list[Case], i: int, blob: bytes) -> bool:
     c = cases[i].canary
     options = list(forms(c.marker, c.number)) + [f for a in c.aliases for f in alias_forms(a)]
     return any(n in blob or n in blob.lower() for _, n in options)
+
+
+# -- the dashboard reader ----------------------------------------------------------------------
+
+_FRICTION_PAGE = friction_path("read_note", "not_found", "cannot_complete")
+
+
+def _fake_dashboard(*, echo: bool = False, accept: bool = False) -> httpx.MockTransport:
+    """A dashboard in memory: the overview links a friction page and a download; the friction
+    page links its own download and its previous period (itself, with a query). A period that
+    is no day is refused (422), shown back when ``echo``; ``accept`` answers it 200."""
+    csv = {"text": "n,moe\r\n5,1\r\n", "headers": {"content-type": "text/csv"}}
+    top = "/dashboard/export/top.csv?start=2026-01-01&amp;x=1"
+    pages: dict[str, dict[str, Any]] = {
+        "/dashboard": {"html": f'<a href="{_FRICTION_PAGE}">f</a><a href="{top}">d</a>'},
+        "/dashboard/tool/read_note": {"html": "<p>tool</p>"},
+        _FRICTION_PAGE: {"html": f'<a href="{_FRICTION_PAGE}?start=2026-01-01">p</a>'
+                                 f'<a href="{_FRICTION_PAGE}/export/trend.json">d</a>'},
+        "/dashboard/export/top.csv": csv,
+        f"{_FRICTION_PAGE}/export/trend.json": {"json": {"rows": [{"n": 5}]}},
+    }  # fmt: skip
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        sent = [v for k, v in request.url.params.items() if k in ("start", "end")]
+        if any(not v.startswith("2026-") for v in sent):
+            return httpx.Response(200 if accept else 422, html=f"<p>{sent if echo else ''}</p>")
+        page = pages.get(request.url.path)
+        return httpx.Response(404) if page is None else httpx.Response(200, **page)
+
+    return httpx.MockTransport(answer)
+
+
+def _read(transport: httpx.MockTransport, hostile: list[str] = []) -> DashboardRead:  # noqa: B006
+    with httpx.Client(transport=transport, base_url="http://dashboard.test") as http:
+        return read_dashboard(http, hostile=hostile, tools=["read_note"])
+
+
+def test_the_dashboard_reader_follows_friction_pages_and_downloads_once() -> None:
+    read = _read(_fake_dashboard())
+    assert list(read.friction_pages()) == [_FRICTION_PAGE], "one page per friction"
+    assert read.downloads_of("csv") == ["/dashboard/export/top.csv?start=2026-01-01&x=1"]
+    assert read.downloads_of("json") == [f"{_FRICTION_PAGE}/export/trend.json"]
+    assert read.failed() == [] and read.hostile == {}
+
+
+def test_the_dashboard_reader_finds_a_value_shown_back_and_never_names_it() -> None:
+    case = Canary(CanaryKind.email, "cnryabcdefghijkm.smith@example.com", "cnryabcdefghijkm")
+    clean = _read(_fake_dashboard(), [case.text])
+    # The asks carry the value in their URLs; the sink holds what came back, not what was asked.
+    assert find_leaks(clean.sinks(), [case]) == []
+    assert all(case.marker not in what for what in clean.hostile)
+    assert clean.not_refused() == []
+    leaky = _read(_fake_dashboard(echo=True), [case.text])
+    leaks = find_leaks(leaky.sinks(), [case])
+    assert {leak.sink for leak in leaks} == {"dashboard answers to hostile requests"}
+    accepting = _read(_fake_dashboard(accept=True), [case.text])
+    assert accepting.not_refused(), "a hostile period answered 200 is no refusal"

@@ -1,6 +1,7 @@
 """The shape of the test suite (CONTRIBUTING.md, *Tests*): each test lives in the directory of
-the package it tests, says what it proves rather than which review found the problem, and no
-test module is over the line limit (``tests/test_code_shape.py``)."""
+the package it tests, says what it proves rather than which review found the problem, launches
+Chromium as ``tests/_browser.py`` says, and no test module is over the line limit
+(``tests/test_code_shape.py``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import re
 import tokenize
 from pathlib import Path
 
+from tests._browser import CHROMIUM, CHROMIUM_ARGS
 from tests._packages import PACKAGES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -77,3 +79,19 @@ def test_the_review_number_check_sees_what_it_must() -> None:
         assert REVIEW_NUMBER.search(text), text
     for text in ("finding it anywhere", "issues_of(request)", "the issued token 16"):
         assert not REVIEW_NUMBER.search(text), text
+
+
+def _launch_constants(path: Path) -> list[str]:
+    """The Chromium path and launch arguments ``path`` spells out itself (a string that IS one,
+    not a sentence that mentions it)."""
+    own = {str(CHROMIUM), *CHROMIUM_ARGS}
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and n.value in own]
+
+
+def test_every_browser_test_launches_chromium_from_tests_browser() -> None:
+    """One place for where Chromium is and how it starts: a flag changed there reaches all."""
+    found = {_rel(p): names for p in _test_modules()
+             if p.name not in ("_browser.py", "test_suite_shape.py")
+             and (names := _launch_constants(p))}  # fmt: skip
+    assert found == {}, "import CHROMIUM and CHROMIUM_ARGS from tests/_browser.py"

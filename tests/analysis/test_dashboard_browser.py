@@ -11,20 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from tests._browser import CHROMIUM, CHROMIUM_ARGS
 from tests._servers import HANG_S
 from tests.analysis.conftest import TEAM_TOKEN
 
-CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -40,7 +31,7 @@ from playwright.sync_api import Page, sync_playwright  # noqa: E402
 @pytest.fixture(scope="module")
 def browser_page() -> Iterator[Page]:
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         context = browser.new_context(viewport={"width": 1400, "height": 1000})
         page = context.new_page()
         page.set_default_timeout(HANG_S * 1000)  # only a hang: a busy machine renders slowly

@@ -28,6 +28,7 @@ from analysis._registry import QUESTIONS, Question
 from analysis._rows import TopRow
 from analysis._session import COOKIE_NAME, make_session
 from analysis.report import table_rows
+from tests._browser import CHROMIUM, CHROMIUM_ARGS
 from tests._servers import HANG_S
 from tests.analysis.conftest import TEAM_TOKEN
 
@@ -37,9 +38,6 @@ PROBLEM = "application/problem+json"
 PAGE_ROWS = "100"
 CARD = re.compile(r'<section class="card[^"]*" id="q-(\w+)">(.*?)</section>', re.S)
 EXPORT_LINK = re.compile(r'<a class="export" data-format="\w+" href="([^"]+)">')
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -273,7 +271,7 @@ def test_download_a_panel_csv_in_chromium(collector_url: str, tmp_path: Path) ->
     params = {"start": "2026-05-01"}
     problems: list[str] = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
             context = browser.new_context(accept_downloads=True)
             page = context.new_page()

@@ -16,13 +16,11 @@ from typing import Any
 import httpx
 import pytest
 
+from tests._browser import CHROMIUM, CHROMIUM_ARGS
 from tests._servers import HANG_S
 from tests.analysis.conftest import TEAM_TOKEN
 
-CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
 AUTH = {"Authorization": f"Bearer {TEAM_TOKEN}"}
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -39,7 +37,7 @@ from playwright.sync_api import Browser, Page, sync_playwright  # noqa: E402
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        launched = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield launched
         launched.close()
 

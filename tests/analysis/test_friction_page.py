@@ -251,6 +251,34 @@ def test_unknown_frictions_and_filters_are_refused(dashboard: httpx.Client) -> N
     assert json.loads(download.text)["code"] == "invalid_filter"
 
 
+def _date_field(page: str, name: str) -> str:
+    found = re.search(rf'name="{name}" id="f-{name}" value="([^"]*)"', page)
+    assert found is not None, f"the form's {name} field"
+    return html.unescape(found.group(1))
+
+
+@pytest.mark.parametrize(
+    "path", ["/dashboard/friction/read_note/not_found/cannot_complete", "/dashboard/tool/read_note"]
+)
+def test_the_form_keeps_a_day_as_typed_and_never_shows_back_free_text(
+    dashboard: httpx.Client, path: str
+) -> None:
+    """A friction's page and a tool's page share the date form and its rule."""
+    # An inverted range: two days, kept as typed so the person can correct them.
+    inverted = dashboard.get(path, params={"start": "2026-06-20", "end": "2026-06-10"})
+    assert inverted.status_code == 422
+    assert _date_field(inverted.text, "start") == "2026-06-20"
+    assert _date_field(inverted.text, "end") == "2026-06-10"
+    # No day at all: refused above the form, which shows the default period instead.
+    default = dashboard.get(path)
+    for key in ("start", "end"):
+        sent = f"free text {key} 91b7"
+        refused = dashboard.get(path, params={key: sent})
+        assert refused.status_code == 422 and 'id="page-error"' in refused.text
+        assert "91b7" not in refused.text
+        assert _date_field(refused.text, key) == _date_field(default.text, key)
+
+
 def test_a_signed_out_friction_page_asks_to_sign_in_and_comes_back(collector_url: str) -> None:
     page = "/dashboard/friction/read_note/not_found/cannot_complete?start=2026-06-15"
     with httpx.Client(base_url=collector_url, trust_env=False, timeout=HANG_S) as client:

@@ -164,7 +164,7 @@ def test_a_forged_or_expired_session_is_refused(collector_url: str) -> None:
     forged = make_session("some-other-token")
     expired = make_session(TEAM_TOKEN, now=1_000_000)
     for value in (forged, expired, "v1.9999999999.00", "garbage"):
-        with httpx.Client(base_url=collector_url, trust_env=False) as client:
+        with httpx.Client(base_url=collector_url, trust_env=False, timeout=HANG_S) as client:
             client.cookies.set(COOKIE_NAME, value, path="/dashboard")
             assert client.get("/dashboard", follow_redirects=False).status_code == 303
     assert open_session(make_session(TEAM_TOKEN), [TEAM_TOKEN]) is not None

@@ -15,6 +15,7 @@ from fastapi import APIRouter
 
 from collector.settings import CollectorSettings
 from lmcp.apps import collector_app as create_app
+from tests._processes import HANG_S
 from tests.collector.conftest import (
     assert_problem,
     auth,
@@ -312,7 +313,7 @@ def test_unhandled_exception_is_a_generic_500(
 
     with (
         running_collector(app_settings, routers=[boom_router]) as url,
-        httpx.Client(base_url=url) as client,
+        httpx.Client(base_url=url, timeout=HANG_S) as client,
     ):
         response = client.get("/boom")
     body = assert_problem(response, 500, "internal_error")
@@ -334,7 +335,7 @@ def test_unhandled_exception_in_ingestion_is_a_generic_500(settings: CollectorSe
     signal = make_signal()
     with (
         running_collector(settings, sink=_BrokenSink()) as url,
-        httpx.Client(base_url=url) as client,
+        httpx.Client(base_url=url, timeout=HANG_S) as client,
     ):
         response = client.post("/v1/signals", content=batch_body([signal]), headers=JSON)
         assert client.get("/healthz").status_code == 200  # the server lives on

@@ -18,7 +18,7 @@ from client.sender import Delivery, Sender
 from collector.settings import CollectorSettings
 from contract.limits import LATE_DAYS
 from contract.schema import FrictionSignal
-from tests._servers import running_collector
+from tests._servers import HANG_S, running_collector
 from tests.collector.conftest import auth, expected_row, make_signal, read_rows, signals
 from tests.factories import BARE
 from tests.hypothesis_profiles import at_most
@@ -75,7 +75,10 @@ def test_arbitrary_valid_signals_survive_the_trip(
 
 def test_export_parquet_and_csv(settings: CollectorSettings) -> None:
     batch = [make_signal() for _ in range(5)]
-    with running_collector(settings) as url, httpx.Client(base_url=url, headers=auth()) as http:
+    with (
+        running_collector(settings) as url,
+        httpx.Client(base_url=url, headers=auth(), timeout=HANG_S) as http,
+    ):
         sender = Sender(url)
         assert sender.send(batch).status is Delivery.delivered
         sender.close()

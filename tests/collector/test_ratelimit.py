@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from collector.ratelimit import RateLimiter
 from collector.settings import CollectorSettings
-from tests._servers import running_collector
+from tests._servers import HANG_S, running_collector
 from tests.collector.conftest import assert_problem, batch_body, make_signal
 
 
@@ -46,7 +46,10 @@ def test_429_with_retry_after_on_a_real_server(settings: CollectorSettings) -> N
     )
     body = batch_body([make_signal()])
     headers = {"content-type": "application/json"}
-    with running_collector(limited) as url, httpx.Client(base_url=url, trust_env=False) as http:
+    with (
+        running_collector(limited) as url,
+        httpx.Client(base_url=url, trust_env=False, timeout=HANG_S) as http,
+    ):
         statuses = [
             http.post("/v1/signals", content=body, headers=headers).status_code for _ in range(3)
         ]

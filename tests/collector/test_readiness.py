@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +14,7 @@ import pytest
 
 from collector.settings import CollectorSettings
 from service.health import StoreHealth, directory_probe
-from tests._servers import running_collector
+from tests._servers import HANG_S, running_collector, wait_until
 from tests.factories import batch_body, make_signal
 
 
@@ -28,14 +27,6 @@ def _fill(folder: Path) -> Path:
         except OSError:
             pass
     return filler
-
-
-def _until(check: object, *, attempts: int = 600) -> bool:
-    for _ in range(attempts):  # a readiness wait, not a bound: the probe runs every 5 s
-        if check():  # type: ignore[operator]
-            return True
-        time.sleep(0.1)
-    return False
 
 
 @pytest.fixture
@@ -54,7 +45,7 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
 @pytest.mark.slow
 def test_readyz_fails_while_the_store_cannot_be_written_and_recovers(small_disk: Path) -> None:
     settings = CollectorSettings(db_path=small_disk / "s.duckdb", rate_limit_enabled=False)
-    with running_collector(settings) as url, httpx.Client(base_url=url, timeout=30) as client:
+    with running_collector(settings) as url, httpx.Client(base_url=url, timeout=HANG_S) as client:
         assert client.get("/readyz").status_code == 200
         filler = _fill(small_disk)
         posted = client.post(
@@ -66,7 +57,8 @@ def test_readyz_fails_while_the_store_cannot_be_written_and_recovers(small_disk:
         ready = client.get("/readyz")
         assert ready.status_code == 503 and ready.json()["code"] == "store_unwritable"
         filler.unlink()
-        assert _until(lambda: client.get("/readyz").status_code == 200)
+        # Readiness comes back by the store's own probe, without traffic: waited for, not timed.
+        wait_until(lambda: client.get("/readyz").status_code == 200, what="readiness, disk freed")
 
 
 def test_a_failed_write_is_noted_until_a_write_succeeds() -> None:

@@ -39,7 +39,7 @@ def test_spans_and_counters(settings: CollectorSettings) -> None:
     a = make_signal()
     with (
         running_collector(settings, span_exporter=spans, metric_reader=reader) as url,
-        httpx.Client(base_url=url) as http,
+        httpx.Client(base_url=url, timeout=HANG_S) as http,
     ):
         assert (
             http.post(

@@ -71,7 +71,9 @@ def test_every_answer_follows_its_commit_and_reaches_the_lake(tmp_path: Path) ->
         results = asyncio.run(all_at_once())
         assert [r[0] for r in results] == [200] * len(batches)
         assert [r[1]["accepted"] for r in results] == [len(b) for b in batches]
-        retry = httpx.post(url + "/v1/signals", json={"signals": batches[2]}, trust_env=False)
+        retry = httpx.post(
+            url + "/v1/signals", json={"signals": batches[2]}, trust_env=False, timeout=HANG_S
+        )
         assert retry.status_code == 200
         assert retry.json()["duplicates"] == 40  # the spool's own key, as in the file
         assert store.count() == 0  # an hour's interval: nothing shipped while it runs
@@ -99,7 +101,9 @@ def test_a_collector_keeps_appending_while_the_jobs_rewrite_and_delete(tmp_path:
 
         def post(items: list[dict[str, object]]) -> int:
             sent.extend(items)
-            answer = httpx.post(url + "/v1/signals", json={"signals": items}, trust_env=False)
+            answer = httpx.post(
+                url + "/v1/signals", json={"signals": items}, trust_env=False, timeout=HANG_S
+            )
             return answer.status_code
 
         assert post(random_signals(rng, 20, today.isoformat())) == 200  # the live table

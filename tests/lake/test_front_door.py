@@ -20,7 +20,7 @@ from collector.lake.store import LakeStore
 from lakedev.frontdoor import CONFIG, FrontDoor, find_haproxy, render
 from lakedev.seaweed import LoopbackSeaweed
 from scripts._lake_cluster import Collectors, send_load
-from tests._servers import run_child
+from tests._servers import HANG_S, run_child
 
 pytestmark = [
     pytest.mark.slow,
@@ -121,7 +121,9 @@ def test_a_collector_whose_lake_is_unreachable_gets_no_traffic(
     with Collectors(1, uri, healthy, tmp_path / "a") as good:
         try:
             bad = broken.start(ready=False).members[0]
-            assert httpx.get(bad.url + "/readyz", trust_env=False).status_code == 503
+            assert (
+                httpx.get(bad.url + "/readyz", trust_env=False, timeout=HANG_S).status_code == 503
+            )
             with FrontDoor([good.members[0].address, bad.address], folder=tmp_path) as door:
                 # Each server starts up; the unready one is marked down after its checks fail.
                 door.wait_marked_down(2)

@@ -236,9 +236,13 @@ def test_backup_is_one_version_of_the_lake_and_opens_with_analysis(tmp_path: Pat
         done = release(store, later, ReleasePlan(), retention_days=14)
         assert done and all(r.status == "released" for r in done)
         store.append(rows(10, seed=99, received_day=D3))  # another commit, 10 more signals
-        took = httpx.post(f"{c.lake_b}/v1/admin/backup", headers=STEWARD_AUTH, trust_env=False)
+        took = httpx.post(
+            f"{c.lake_b}/v1/admin/backup", headers=STEWARD_AUTH, trust_env=False, timeout=HANG_S
+        )
         assert took.status_code == 200, took.text
-        from_file = httpx.post(f"{c.file}/v1/admin/backup", headers=STEWARD_AUTH, trust_env=False)
+        from_file = httpx.post(
+            f"{c.file}/v1/admin/backup", headers=STEWARD_AUTH, trust_env=False, timeout=HANG_S
+        )
         assert from_file.status_code == 200
     answer = took.json()
     assert answer["signals"] == DISTINCT + 10
@@ -280,12 +284,16 @@ def test_one_audit_trail_for_every_lake_collector(tmp_path: Path) -> None:
         for url in (c.lake_a, c.lake_b):
             for method, path in (("GET", "/v1/signals/count"), ("GET", "/v1/signals/export"),
                                  ("POST", "/v1/admin/backup")):  # fmt: skip
-                refused = httpx.request(method, url + path, headers=team, trust_env=False)
+                refused = httpx.request(
+                    method, url + path, headers=team, trust_env=False, timeout=HANG_S
+                )
                 assert refused.status_code == 403, path
                 assert refused.json()["code"] == "steward_only"
         assert count(c.lake_a, since=D2.isoformat()) == 45
         assert parquet(c.lake_b, format="parquet").num_rows == DISTINCT
-        backup = httpx.post(f"{c.lake_a}/v1/admin/backup", headers=STEWARD_AUTH, trust_env=False)
+        backup = httpx.post(
+            f"{c.lake_a}/v1/admin/backup", headers=STEWARD_AUTH, trust_env=False, timeout=HANG_S
+        )
         assert backup.status_code == 200
     expected = [
         (TODAY, "alice-steward", "/v1/admin/backup", ""),
@@ -326,7 +334,9 @@ def test_a_read_that_cannot_be_audited_serves_nothing(tmp_path: Path) -> None:
             for method, path in (("GET", "/v1/signals/count"), ("GET", "/v1/signals/export"),
                                  ("GET", "/v1/signals/export?format=csv"),
                                  ("POST", "/v1/admin/backup")):  # fmt: skip
-                refused = httpx.request(method, url + path, headers=STEWARD_AUTH, trust_env=False)
+                refused = httpx.request(
+                    method, url + path, headers=STEWARD_AUTH, trust_env=False, timeout=HANG_S
+                )
                 assert refused.status_code == 503, (url, path, refused.status_code)
                 assert refused.json()["code"] == "audit_failed"
                 assert b"signal_id" not in refused.content and b"count" not in refused.content

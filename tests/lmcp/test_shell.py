@@ -18,7 +18,7 @@ from contract.version import DISTRIBUTION
 from lmcp import cli
 from lmcp.cli import app
 from tests._packages import PACKAGES
-from tests._servers import HANG_S
+from tests._processes import run_child
 
 REPO = Path(__file__).resolve().parents[2]
 runner = CliRunner()
@@ -87,15 +87,7 @@ main()
 
 
 def _without(blocked: list[str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", _BLOCKED.format(blocked=blocked), *args],
-        capture_output=True,
-        text=True,
-        timeout=HANG_S,  # only a hang: a start on a loaded machine is never cut
-        cwd=REPO,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+    return run_child([sys.executable, "-c", _BLOCKED.format(blocked=blocked), *args], cwd=REPO)
 
 
 @pytest.mark.slow

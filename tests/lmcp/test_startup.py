@@ -8,7 +8,6 @@ interpreter running the real entry point, as a user's shell does).
 from __future__ import annotations
 
 import datetime as dt
-import subprocess
 import sys
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from typer.testing import CliRunner
 
 from contract.version import package_version
 from lmcp.cli import app
-from tests._servers import HANG_S
+from tests._processes import run_child
 
 #: Never needed by a command that reads a file or the state folder.
 HEAVY = (
@@ -53,14 +52,11 @@ sys.stderr.write("LOADED=" + ",".join(m for m in {watched!r} if m in top) + "\\n
 
 def loaded(args: list[str], home: Path, watched: tuple[str, ...]) -> list[str]:
     """The ``watched`` top-level packages imported by ``lmcp ARGS`` in a fresh interpreter."""
-    done = subprocess.run(
+    # The environment exactly as given: a user's shell sets no PYTHONPATH.
+    done = run_child(
         [sys.executable, "-c", _PROBE.format(watched=watched), *args],
-        capture_output=True,
-        text=True,
-        timeout=HANG_S,  # only a hang: a start on a loaded machine is never cut
         env={"LMCP_HOME": str(home), "PATH": "/usr/bin:/bin"},
-        stdin=subprocess.DEVNULL,
-        check=False,
+        repo_on_path=False,
     )
     line = [x for x in done.stderr.splitlines() if x.startswith("LOADED=")]
     assert line, done.stderr

@@ -25,6 +25,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERS
 from client.mcp_identity import HANDSHAKE_VERSIONS
 from client.mcp_stdio import EarlyAnswers
 from contract.schema import FrictionType
+from tests._processes import child_process
 from tests.mcp.conftest import REPO, mcp_session, server_command
 
 #: The SDK's own stdio server over the same runtime: what the early answers must equal.
@@ -90,9 +91,11 @@ def _exchange(command: list[str], home: Path, lines: list[bytes]) -> list[dict[s
     # Read calls run side by side, so a call sent before END may answer after it: the wire is
     # over when END and every call are answered (closing stdin earlier cancels what runs).
     waiting = _calls(lines) | {json.dumps(END["id"])}
-    with subprocess.Popen(
-        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=REPO
-    ) as proc:
+    # Its own process group, stopped with the block however the test ends.
+    with child_process(
+        command, env=env, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    ) as child:
+        proc = child.popen
         assert proc.stdin is not None and proc.stdout is not None
         proc.stdin.write(b"".join(lines) + json.dumps(END).encode() + b"\n")
         proc.stdin.flush()
