@@ -6,6 +6,15 @@ A server that stores a signal pays at least its validation (what the discard ser
 shaping its row and DuckDB's INSERT of it; whatever else it spends (HTTP, the writer thread)
 only lowers the ratio further. So ``discard / (discard + rows + insert)`` bounds the ratio from
 above, whatever the design, as long as the rows go through DuckDB's INSERT.
+
+The same reasoning gives collector / peer at batch 100 and 500: the peer
+(``benchmarks/_peer.py``) decodes with the collector's structs, shapes its rows with the
+collector's ``signal_rows`` and runs the same INSERT behind the same HTTP server, so the two
+differ by what each does alone -- the peer checks each signal's day and de-duplicates in a
+Python loop, the collector checks each distinct day and claims a flush's ids at C speed.
+``own`` measures both; ``peer / (peer - peer's own + collector's own)`` is the ratio that
+difference alone gives (the collector's per-request and per-flush machinery, ~0.01 us a signal
+at batch 500, is left out). A run's measured ratio scatters around it with the machine's load.
 """
 
 from __future__ import annotations
@@ -17,7 +26,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["floor"]
+__all__ = ["floor", "own"]
 
 #: Rows per flush: the size of the collector's flushes at batch 100 and 500 under load.
 FLUSH_ROWS = 4000
@@ -69,16 +78,58 @@ def steps(bodies: list[bytes]) -> dict[str, float]:
     return out
 
 
-def floor(discard_per_cpu_s: float, bodies: list[bytes]) -> list[list[str]]:
-    """Rows for the targets table: each step's CPU per signal, and the ratio bound they set
-    against the measured validate+discard server (``discard_per_cpu_s`` signals/CPU-s)."""
+def own(bodies: list[bytes]) -> dict[str, float]:
+    """Microseconds of CPU per signal of what only one of the two servers does with the
+    batches of ``bodies``, taken as one flush: ``peer`` (each signal's day, the de-duplicating
+    loop) and ``collector`` (``check_days``, ``OpenIds.claim`` of the flush's ids)."""
+    from benchmarks._peer import fresh_signals, in_window
+    from collector.ingest import check_days, validate_batch
+    from collector.open_ids import OpenIds
+
+    batches = [validate_batch(body).signals for body in bodies]
+    ids = [s.signal_id.int for batch in batches for s in batch]
+    count = len(ids)
+    today = dt.datetime.now(dt.UTC).date()
+
+    def peer() -> None:
+        for batch in batches:
+            in_window(batch, today)
+        fresh_signals(batches, set())
+
+    def collector() -> None:
+        for batch in batches:
+            check_days(batch, today, 90)
+        OpenIds().claim(today, ids)
+
+    return {"peer": _cpu_us(peer, count), "collector": _cpu_us(collector, count)}
+
+
+def floor(
+    discard_per_cpu_s: float,
+    bodies: list[bytes],
+    peer_per_cpu_s: dict[int, float],
+    large_bodies: list[bytes],
+) -> list[list[str]]:
+    """Rows for the targets table: each step's CPU per signal and the collector / discard bound
+    they set against the measured validate+discard server (``discard_per_cpu_s``
+    signals/CPU-s); each server's own work (``own``, on ``large_bodies``: bodies of the largest
+    batch) and the collector / peer ratio it gives against the measured peer
+    (``peer_per_cpu_s``: signals/CPU-s by batch size)."""
     step = steps(bodies)
     discard_us = 1e6 / discard_per_cpu_s
     bound = discard_us / (discard_us + step["rows"] + step["insert"])
-    return [
+    alone = own(large_bodies)
+    rows = [
         ["validate (this process)", f"{step['validate']:.2f} us/signal"],
         ["shape the rows (signal_rows)", f"{step['rows']:.2f} us/signal"],
         [f"DuckDB INSERT + commit, {FLUSH_ROWS:,}-row flushes", f"{step['insert']:.2f} us/signal"],
         ["discard server (measured above)", f"{discard_us:.2f} us/signal"],
         ["best collector / discard this leaves", f"{bound:.2f}x"],
+        ["the peer's own work (day, de-duplication)", f"{alone['peer']:.2f} us/signal"],
+        ["the collector's own work (day window, claim)", f"{alone['collector']:.2f} us/signal"],
     ]
+    for batch, per_cpu_s in sorted(peer_per_cpu_s.items()):
+        peer_us = 1e6 / per_cpu_s
+        ratio = peer_us / (peer_us - alone["peer"] + alone["collector"])
+        rows.append([f"collector / peer their own work gives, batch {batch}", f"{ratio:.2f}x"])
+    return rows

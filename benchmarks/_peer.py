@@ -28,9 +28,31 @@ from collector.ingest import current_batch
 from collector.rows import ROWS, rows_from_models
 from contract.days import accepts_day
 
-__all__ = ["peer_app"]
+__all__ = ["fresh_signals", "in_window", "peer_app"]
 
 _INSERT = "INSERT INTO signals BY NAME SELECT *, $1 AS received_day FROM incoming"
+
+
+def in_window(signals: tuple[Any, ...], today: dt.date) -> bool:
+    """Whether every signal's day is in the accepted window (each signal checked)."""
+    return all(accepts_day(s.day, today) for s in signals)
+
+
+def fresh_signals(batches: list[tuple[Any, ...]], seen: set[bytes]) -> tuple[list[Any], list[int]]:
+    """The signals whose id is not in ``seen`` (added to it as they come), and each batch's
+    count of them: each id stored once."""
+    fresh = []
+    answers = []
+    for signals in batches:
+        accepted = 0
+        for s in signals:
+            key = s.signal_id.bytes
+            if key not in seen:
+                seen.add(key)
+                fresh.append(s)
+                accepted += 1
+        answers.append(accepted)
+    return fresh, answers
 
 
 class _Incoming:
@@ -70,17 +92,7 @@ class _Writer:
                 taken = []
                 while self._pending:
                     taken.append(self._pending.popleft())
-                fresh = []
-                answers = []
-                for signals, _ in taken:
-                    accepted = 0
-                    for s in signals:
-                        key = s.signal_id.bytes
-                        if key not in self._seen:
-                            self._seen.add(key)
-                            fresh.append(s)
-                            accepted += 1
-                    answers.append(accepted)
+                fresh, answers = fresh_signals([signals for signals, _ in taken], self._seen)
                 self._incoming.table = rows_from_models(fresh)
                 self._con.execute(_INSERT, [self._day])
                 self._incoming.table = ROWS.empty_table()
@@ -125,8 +137,7 @@ def peer_app(db_path: str) -> Any:
         except msgspec.MsgspecError:
             await _answer(send, 422, b'{"code":"invalid"}')
             return
-        today = dt.datetime.now(dt.UTC).date()
-        if not all(accepts_day(s.day, today) for s in signals):
+        if not in_window(signals, dt.datetime.now(dt.UTC).date()):
             await _answer(send, 422, b'{"code":"day_out_of_window"}')
             return
         assert writer is not None
