@@ -23,7 +23,7 @@ from analysis._filters import FilterError, Filters, Period, Version
 from analysis._questions import last_day
 from analysis._registry import Question
 from collector.releases.cubes import CUBES
-from collector.releases.store import count_period, last_released, read_cells, released_scales
+from collector.releases.store import count_period, last_released, read_noisy_cells
 from contract.catalogue._versions import OTHER_VERSION
 from contract.days import (
     PeriodKind,
@@ -122,9 +122,7 @@ class ReleasedSource:
     source: str = "released"
 
     def cells(self, cube: str, start: dt.date, end: dt.date) -> list[Noisy]:
-        var = {day: s * s for day, s in released_scales(self.con, cube, start, end).items()}
-        return [Noisy(c.day, c.key, float(c.n), var.get(c.day, 0.0))
-                for c in read_cells(self.con, cube, start, end)]  # fmt: skip
+        return list(map(Noisy._make, read_noisy_cells(self.con, cube, start, end)))
 
 
 @dataclass(frozen=True, slots=True)

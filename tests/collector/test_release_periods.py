@@ -22,7 +22,9 @@ from collector.releases.store import (
     count_period,
     due_periods,
     read_cells,
+    read_noisy_cells,
     release_closed_periods,
+    released_scales,
 )
 from collector.settings import CollectorSettings
 from collector.store import flush_rows
@@ -61,6 +63,12 @@ def test_every_closed_period_is_released_empty_ones_too_and_once() -> None:
         if not cube.thresholded:  # a known domain: every cell, noisy, even with no signal
             cells = read_cells(con, name, newest, newest)
             assert len(cells) == len(cube.cells())
+        # The analysis' one-pass read: the same cells, each with its period's variance.
+        scales = released_scales(con, name, first, TODAY)
+        assert read_noisy_cells(con, name, first, TODAY) == [
+            (c.day, c.key, float(c.n), scales[c.day] * scales[c.day])
+            for c in read_cells(con, name, first, TODAY)
+        ]
     before = con.execute("SELECT * FROM release_cells ORDER BY ALL").fetchall()
     assert release_closed_periods(con, TODAY, ReleasePlan(), retention_days=WINDOW) == []
     assert con.execute("SELECT * FROM release_cells ORDER BY ALL").fetchall() == before
