@@ -47,3 +47,16 @@ def data_catalogue() -> DataCatalogue:
     from lmcp.datacatalogue import generate
 
     return generate()
+
+
+@pytest.fixture(scope="module")
+def catalogue_command(data_catalogue: DataCatalogue) -> Iterator[DataCatalogue]:
+    """From here to the end of the module, ``lmcp signals catalogue`` prints ``data_catalogue``
+    rather than generating its own: the catalogue is the same at every generation
+    (``test_audit_lake_catalogue.py``), and each one writes and releases an example lake (~2 s
+    of CPU). The command's own generation runs in the slow tier (``test_audit_schema.py``)."""
+    import lmcp.datacatalogue
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(lmcp.datacatalogue, "generate", lambda: data_catalogue)
+        yield data_catalogue
