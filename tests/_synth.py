@@ -1,12 +1,12 @@
 """The synthetic DuckDB file of the triage tests (``synth_path`` in ``tests/conftest.py``).
 
-Small on purpose: each test worker builds it once, and what costs is the release of every
-closed (cube, period) of the retention window and, in the tests, answering the ring question
-over every released cell of its domain (tens of thousands a week). So the file keeps a short
-window (the collector's own ``purge_expired``): the two newest closed weeks and their days, of a
-dense set -- about 2.3k signals a day, inside the 1k-10k a day LMCP really sees -- released at
-the DEFAULT privacy parameters. Shorter, and the regressions are left with a single row and
-the report's trends chart no longer renders to PNG.
+Small on purpose: a test run builds it once (``tests/_once.py``), and what costs is the
+release of every closed (cube, period) of the retention window and, in the tests, answering
+the ring question over every released cell of its domain (tens of thousands a week). So the
+file keeps a short window (the collector's own ``purge_expired``): the two newest closed weeks
+and their days, of a dense set -- about 2.3k signals a day, inside the 1k-10k a day LMCP really
+sees -- released at the DEFAULT privacy parameters. Shorter, and the regressions are left with
+a single row and the report's trends chart no longer renders to PNG.
 """
 
 from __future__ import annotations
