@@ -7,7 +7,9 @@ which leaves a child process running (``tests/_leaks.py``); and the fixtures bot
 from __future__ import annotations
 
 import os
+import pickle
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -41,9 +43,30 @@ def _no_child_left_running() -> Iterator[None]:
 
 
 @pytest.fixture(scope="session")
-def data_catalogue() -> DataCatalogue:
-    """The generated data catalogue (``lmcp.datacatalogue.generate``), built once: each build
-    writes and releases an example lake."""
-    from lmcp.datacatalogue import generate
+def data_catalogue(tmp_path_factory: pytest.TempPathFactory) -> DataCatalogue:
+    """The generated data catalogue (``lmcp.datacatalogue.generate``), built once per run
+    (``tests/_once.py``): each build writes and releases an example lake."""
+    from lmcp.datacatalogue import DataCatalogue, generate
+    from tests._once import built_once
 
-    return generate()
+    def build(path: Path) -> None:
+        path.write_bytes(pickle.dumps(generate()))
+
+    catalogue = pickle.loads(
+        built_once(tmp_path_factory, "data-catalogue.pickle", build).read_bytes()
+    )
+    assert isinstance(catalogue, DataCatalogue)
+    return catalogue
+
+
+@pytest.fixture(scope="module")
+def catalogue_command(data_catalogue: DataCatalogue) -> Iterator[DataCatalogue]:
+    """From here to the end of the module, ``lmcp signals catalogue`` prints ``data_catalogue``
+    rather than generating its own: the catalogue is the same at every generation
+    (``test_audit_lake_catalogue.py``), and each one writes and releases an example lake (~2 s
+    of CPU). The command's own generation runs in the slow tier (``test_audit_schema.py``)."""
+    import lmcp.datacatalogue
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(lmcp.datacatalogue, "generate", lambda: data_catalogue)
+        yield data_catalogue

@@ -23,7 +23,7 @@ from analysis._filters import FilterError, Filters, Period, Version
 from analysis._questions import last_day
 from analysis._registry import Question
 from collector.releases.cubes import CUBES
-from collector.releases.store import count_period, last_released, read_cells, released_scales
+from collector.releases.store import count_period, last_released, read_noisy_cells
 from contract.catalogue._versions import OTHER_VERSION
 from contract.days import (
     PeriodKind,
@@ -122,9 +122,7 @@ class ReleasedSource:
     source: str = "released"
 
     def cells(self, cube: str, start: dt.date, end: dt.date) -> list[Noisy]:
-        var = {day: s * s for day, s in released_scales(self.con, cube, start, end).items()}
-        return [Noisy(c.day, c.key, float(c.n), var.get(c.day, 0.0))
-                for c in read_cells(self.con, cube, start, end)]  # fmt: skip
+        return list(map(Noisy._make, read_noisy_cells(self.con, cube, start, end)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,9 +157,11 @@ class ExactSource:
         out: list[Noisy] = []
         for day in periods_between(c.kind, start, end):
             counts = count_period(self.con, cube, day).counts
-            keys = sorted(counts) if c.thresholded else c.cells()
-            out += [Noisy(day, k, float(counts.get(k, 0)), 0.0) for k in keys if k in counts
-                    or not c.thresholded]  # fmt: skip
+            if c.thresholded:
+                out += [Noisy(day, k, float(counts[k]), 0.0) for k in sorted(counts)]
+            else:
+                get = counts.get
+                out += [Noisy(day, k, float(get(k, 0)), 0.0) for k in c.cells()]
         return out
 
 
@@ -242,7 +242,10 @@ def filtered(cube: str, cells: Iterable[Noisy], filters: Filters) -> list[Noisy]
             ("platform", filters.platform)) if v is not None and k in names]  # fmt: skip
     if not want:
         return list(cells)
-    return [c for c in cells if all(c.key[i] == v for i, v in want)]
+    # itemgetter gives a tuple for two indexes, the bare value for one (a view reads ~10^5).
+    pick = itemgetter(*(i for i, _ in want))
+    target = tuple(v for _, v in want) if len(want) > 1 else want[0][1]
+    return [c for c in cells if pick(c.key) == target]
 
 
 def idx_of(cube: str, *names: str) -> tuple[int, ...]:

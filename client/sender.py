@@ -35,6 +35,7 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
+from client._tls import tls_context
 from client.collector_url import DEFAULT_URL
 from contract.days import utc_today
 from contract.limits import LATE_DAYS
@@ -164,6 +165,7 @@ class Sender:
             timeout=httpx.Timeout(timeout_s, connect=min(1.0, timeout_s)),
             follow_redirects=False,
             trust_env=False,
+            verify=tls_context(trust_env=False),
             headers={"user-agent": USER_AGENT, "content-type": "application/json"},
         )
         self.rejected = 0  # batches refused with a 4xx, since start

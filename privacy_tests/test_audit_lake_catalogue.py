@@ -209,11 +209,14 @@ def test_the_delta_log_holds_only_catalogued_keys_and_no_signal_value(
 
 
 def test_the_lake_section_is_the_same_at_every_generation(data_catalogue: DataCatalogue) -> None:
-    """No temporary path, time or random id reaches the page."""
+    """No temporary path, time or random id reaches the page: a second generation of the lake
+    section, from its own example lake, equals the session's (``data_catalogue``)."""
     from lmcp.datacatalogue._lake import lake_formats
 
     stored = [fmt for fmt in data_catalogue.formats if fmt.key == "duckdb.signals"]
-    first = lake_formats(stored, {})
-    assert first == lake_formats(stored, {})
-    text = json.dumps([str(fmt) for fmt in first])
+    again = lake_formats(stored, dict(data_catalogue.vocabularies))
+    keys = {fmt.key for fmt in again}
+    assert {"lake.signals", "lake.releases", LOG_KEY, "mirror.mirror_signals"} <= keys
+    assert again == [fmt for fmt in data_catalogue.formats if fmt.key in keys]
+    text = json.dumps([str(fmt) for fmt in again])
     assert "/tmp" not in text and "lmcp-catalogue-" not in text

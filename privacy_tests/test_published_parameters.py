@@ -31,7 +31,7 @@ def _catalogue(*args: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def printed() -> dict[str, object]:
+def printed(catalogue_command: object) -> dict[str, object]:
     doc = json.loads(_catalogue("--json"))
     privacy = doc["privacy"]
     assert isinstance(privacy, dict)

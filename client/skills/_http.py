@@ -14,6 +14,7 @@ from urllib.parse import quote
 
 import httpx
 
+from client._tls import tls_context
 from client.errors import ToolFailure
 from client.settings import ClientSettings
 from client.skills._codes import failure_from_problem
@@ -92,6 +93,7 @@ class SkillsApi:
                 transport=self.transport,
                 timeout=_TIMEOUT,
                 follow_redirects=False,
+                verify=tls_context(trust_env=True),
                 headers={"Authorization": f"Bearer {token}", "Accept": "application/json"},
             ) as client:
                 response = client.request(method, path, params=clean, json=json)

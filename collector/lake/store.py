@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import threading
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ __all__ = [
     "LAKE_SCHEMA",
     "TABLE_CONFIGURATION",
     "LakeStore",
+    "SignalColumns",
     "lake_rows",
     "shaped_columns",
     "signal_columns",
@@ -88,7 +90,15 @@ def lake_rows(rows: pa.Table, received_day: dt.date, *, compacted: bool = False)
     return pa.Table.from_arrays(arrays, schema=LAKE_SCHEMA)
 
 
-def signal_columns() -> tuple[list[tuple[str, str]], list[tuple[str, list[str]]]]:
+#: The collector's ``signals`` columns as (name, DuckDB type), and its ENUM types as (name,
+#: values), in order.
+SignalColumns = tuple[tuple[tuple[str, str], ...], tuple[tuple[str, tuple[str, ...]], ...]]
+
+
+# Cached: the shape follows from the migrations shipped with the code, so it cannot change in
+# a running process, and each reading costs a fresh in-memory database (every lake query asks).
+@functools.cache
+def signal_columns() -> SignalColumns:
     """The collector's ``signals`` columns with their DuckDB types, and its ENUM types with
     their values, in order (the queries cast to them by name), from the migrations."""
     from collector.db import migrate
@@ -106,13 +116,13 @@ def signal_columns() -> tuple[list[tuple[str, str]], list[tuple[str, list[str]]]
                 "SELECT type_name FROM duckdb_types() WHERE NOT internal AND logical_type = 'ENUM'"
             ).fetchall()
         ]
-        enums: list[tuple[str, list[str]]] = []
+        enums: list[tuple[str, tuple[str, ...]]] = []
         for n in names:
             found = con.execute(f"SELECT enum_range(NULL::{n})").fetchone()
-            enums.append((n, [str(v) for v in (found[0] if found else [])]))
+            enums.append((n, tuple(str(v) for v in (found[0] if found else []))))
     finally:
         con.close()
-    return [(str(name), str(kind)) for name, kind in rows], enums
+    return tuple((str(name), str(kind)) for name, kind in rows), tuple(enums)
 
 
 def shaped_columns(con: duckdb.DuckDBPyConnection) -> str:

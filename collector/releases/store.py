@@ -43,6 +43,7 @@ __all__ = [
     "params_from_settings",
     "purge_releases",
     "read_cells",
+    "read_noisy_cells",
     "release_closed_periods",
     "release_period",
     "released_periods",
@@ -218,6 +219,28 @@ def read_cells(
         [cube, start, end],
     ).fetchall()
     return [Cell(day, tuple(str(key).split(KEY_SEP)), int(n)) for day, key, n in rows]
+
+
+def read_noisy_cells(
+    con: duckdb.DuckDBPyConnection, cube: str, start: dt.date, end: dt.date
+) -> list[tuple[dt.date, tuple[str, ...], float, float]]:
+    """``read_cells`` with each cell's noise variance (its period's scale squared), as
+    (day, key, n, variance) in the same order: what the analysis sums, in one read."""
+    rows = con.execute(
+        "SELECT c.day, c.key, CAST(c.n AS DOUBLE), coalesce(p.scale * p.scale, 0.0) "
+        "FROM release_cells c LEFT JOIN release_periods p ON p.cube = c.cube AND p.day = c.day "
+        "WHERE c.cube = $1 AND c.day BETWEEN $2 AND $3 ORDER BY c.day, c.key",
+        [cube, start, end],
+    ).fetchall()
+    # A view reads ~10^5 cells, most keys once per period: each key is split once.
+    keys: dict[str, tuple[str, ...]] = {}
+    out = []
+    for day, text, n, var in rows:
+        key = keys.get(text)
+        if key is None:
+            key = keys[text] = tuple(str(text).split(KEY_SEP))
+        out.append((day, key, n, var))
+    return out
 
 
 def released_scales(

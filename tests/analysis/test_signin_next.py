@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from analysis._filters import Filters
 from analysis._registry import Question
 from analysis._signin import MAX_NEXT, safe_next
+from client._tls import tls_context
 from contract.schema import ErrorClass, FrictionType, ToolName
 from tests._servers import HANG_S
 from tests.analysis.conftest import TEAM_TOKEN
@@ -149,7 +150,11 @@ def test_whatever_is_kept_resolves_to_this_dashboard(raw: str) -> None:
 @pytest.fixture
 def browser(collector_url: str) -> Iterator[httpx.Client]:
     """A signed-out client that posts like a browser (Origin, the form's CSRF token)."""
-    with httpx.Client(base_url=collector_url, trust_env=False, timeout=HANG_S) as client:
+    # The process's certificate store, not one parsed per client (a client per page asked).
+    verify = tls_context(trust_env=False)
+    with httpx.Client(
+        base_url=collector_url, trust_env=False, timeout=HANG_S, verify=verify
+    ) as client:
         yield client
 
 

@@ -14,11 +14,11 @@ from lmcp.datacatalogue import DataCatalogue
 
 
 def test_the_catalogue_table_in_a_pipe_keeps_every_cell_whole(
-    data_catalogue: DataCatalogue,
+    catalogue_command: DataCatalogue,
 ) -> None:
     output = CliRunner().invoke(app, ["signals", "catalogue"]).output
     rows = [line for line in output.splitlines() if line.startswith("│")]
-    for fmt in data_catalogue.formats:
+    for fmt in catalogue_command.formats:
         for field in fmt.fields:
             # Each field's name, type and values stand whole on one row of its table.
             assert any(

@@ -22,7 +22,9 @@ from collector.releases.store import (
     count_period,
     due_periods,
     read_cells,
+    read_noisy_cells,
     release_closed_periods,
+    released_scales,
 )
 from collector.settings import CollectorSettings
 from collector.store import flush_rows
@@ -61,19 +63,29 @@ def test_every_closed_period_is_released_empty_ones_too_and_once() -> None:
         if not cube.thresholded:  # a known domain: every cell, noisy, even with no signal
             cells = read_cells(con, name, newest, newest)
             assert len(cells) == len(cube.cells())
+        # The analysis' one-pass read: the same cells, each with its period's variance.
+        scales = released_scales(con, name, first, TODAY)
+        assert read_noisy_cells(con, name, first, TODAY) == [
+            (c.day, c.key, float(c.n), scales[c.day] * scales[c.day])
+            for c in read_cells(con, name, first, TODAY)
+        ]
     before = con.execute("SELECT * FROM release_cells ORDER BY ALL").fetchall()
     assert release_closed_periods(con, TODAY, ReleasePlan(), retention_days=WINDOW) == []
     assert con.execute("SELECT * FROM release_cells ORDER BY ALL").fetchall() == before
 
 
 def test_one_signal_on_an_empty_day_changes_no_period_released() -> None:
-    """The calendar is the date's: the same (cube, period) rows with and without it."""
+    """The calendar is the date's: the same (cube, period) rows with and without it, for a
+    weekly and the daily cube (the calendar is the kind's; ring2's 43k cells add nothing)."""
     empty, one = _db(), _db()
     lone_day = TODAY - dt.timedelta(days=9)
     flush_rows(one, [[make_signal(day=lone_day)]], lone_day)
-    release_closed_periods(empty, TODAY, ReleasePlan(), retention_days=WINDOW)
-    release_closed_periods(one, TODAY, ReleasePlan(), retention_days=WINDOW)
+    cubes = ("friction", "daily")
+    assert {CUBES[c].kind for c in cubes} == set(PeriodKind)
+    release_closed_periods(empty, TODAY, ReleasePlan(), retention_days=WINDOW, cubes=cubes)
+    release_closed_periods(one, TODAY, ReleasePlan(), retention_days=WINDOW, cubes=cubes)
     assert _periods(empty) == _periods(one)
+    assert {cube for cube, _, _ in _periods(one)} == set(cubes)
 
 
 def test_a_signal_counts_in_the_period_of_its_own_day_not_of_its_arrival() -> None:

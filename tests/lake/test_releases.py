@@ -102,11 +102,15 @@ def test_a_day_released_before_its_week_keeps_its_rows(folder_store: LakeStore) 
 def test_a_period_before_the_window_is_never_released(folder_store: LakeStore) -> None:
     folder_store.append(rows(100))
     compact(folder_store, DAY + dt.timedelta(days=1))
-    later = WEEK_CLOSED + dt.timedelta(days=31)
-    done = release(folder_store, later, ReleasePlan(), retention_days=30, backfill_days=12)
-    kept = later - dt.timedelta(days=12)
+    later = WEEK_CLOSED + dt.timedelta(days=31)  # a Saturday
+    done = release(folder_store, later, ReleasePlan(), retention_days=30, backfill_days=8)
+    # The window starts on a Friday: the closed week around it starts before it, so only the
+    # days from that Friday are released (a straddling week would be a period before it).
+    kept = later - dt.timedelta(days=8)
+    assert kept.weekday() == 4
     assert done and all(r.day >= kept for r in done)
     assert min(day for _, day in _records(folder_store)) >= kept
+    assert {cube for cube, _ in _records(folder_store)} == set(DAILY)
 
 
 def test_the_release_reads_each_signal_once_as_the_file_does(
@@ -194,23 +198,23 @@ def test_two_concurrent_jobs_store_one_release_on_seaweedfs(seaweed: LoopbackSea
 def test_retention_removes_expired_released_cells_and_their_files(
     folder_store: LakeStore,
 ) -> None:
-    old = DAY - dt.timedelta(days=14)  # a Monday: its week and days expire below
+    old = DAY - dt.timedelta(days=7)  # a Monday: its week and days expire below
     folder_store.append(rows(200, received_day=old))
     folder_store.append(rows(200, seed=3))
     compact(folder_store, WEEK_CLOSED)
-    release(folder_store, WEEK_CLOSED, NO_NOISE, retention_days=WINDOW + 14)
+    release(folder_store, WEEK_CLOSED, ReleasePlan(), retention_days=WINDOW + 7)
     releases = LakeReleases(folder_store)
     assert old in releases.days() and DAY in releases.days()
     root = Path(releases.uri)
     assert list((root / f"day={old}").glob("*.parquet"))
-    result = retain(folder_store, WEEK_CLOSED, WINDOW + 7, grace_hours=0)
+    result = retain(folder_store, WEEK_CLOSED, WINDOW, grace_hours=0)
     assert result.released_rows_deleted > len(CUBES) and result.release_files_vacuumed >= 1
-    first_kept = WEEK_CLOSED - dt.timedelta(days=WINDOW + 7)
-    assert min(releases.days()) == first_kept
+    first_kept = WEEK_CLOSED - dt.timedelta(days=WINDOW)
+    assert min(releases.days()) == first_kept == DAY
     assert not list((root / f"day={old}").glob("*.parquet"))
     assert {d.day for d in folder_store.days()} == {DAY}
     # the expired periods are not released again, whatever is left of them
-    assert release(folder_store, WEEK_CLOSED, NO_NOISE, retention_days=WINDOW + 7) == []
+    assert release(folder_store, WEEK_CLOSED, ReleasePlan(), retention_days=WINDOW) == []
 
 
 def test_the_served_copy_follows_the_releases_table(folder_store: LakeStore) -> None:
@@ -220,7 +224,7 @@ def test_the_served_copy_follows_the_releases_table(folder_store: LakeStore) -> 
     served.open()
     try:
         assert served.run_sync(lambda con: last_released(con, "friction")) is None
-        release(folder_store, WEEK_CLOSED, NO_NOISE, retention_days=WINDOW)
+        release(folder_store, WEEK_CLOSED, ReleasePlan(), retention_days=WINDOW)
         assert served.run_sync(lambda con: last_released(con, "friction")) == DAY
         assert served.run_sync(lambda con: last_released(con, "daily")) == DAY + dt.timedelta(6)
         count = "SELECT count(*) FROM release_cells"

@@ -54,6 +54,7 @@ def test_a_group_lists_its_modules_commands_and_leaves_their_apps_unchanged(grou
             assert name.replace("_", "-") in result.output or name in result.output
 
 
+@pytest.mark.usefixtures("catalogue_command")
 def test_the_shell_adds_its_own_command_to_its_own_group_only() -> None:
     result = runner.invoke(app, ["signals", "catalogue", "--json"])
     assert result.exit_code == 0 and result.output.startswith("{")

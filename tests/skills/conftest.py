@@ -15,6 +15,7 @@ import httpx
 import pytest
 from jsonschema import Draft202012Validator
 
+from client._tls import tls_context
 from cloudskills.principals import SkillPrincipal, TeamMembership
 from cloudskills.settings import SkillsSettings
 from collector.settings import CollectorSettings
@@ -133,6 +134,7 @@ def api(base_url: str) -> Iterator[Callable[[str], httpx.Client]]:
             headers=headers,
             timeout=HANG_S,
             event_hooks={"response": [check_envelope]},
+            verify=tls_context(trust_env=True),  # the process's store, not one parsed per client
         )
         clients.append(client)
         return client

@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cloudskills.hashing import canonical_bytes, canonical_hash
+from cloudskills.paths import path_problem
 from cloudskills.validation import validate_save
 
 
@@ -70,7 +71,10 @@ components = st.lists(
     st.fixed_dictionaries(
         {
             "type": st.sampled_from(["reference", "template", "example"]),
-            "logical_path": st.from_regex(r"[a-z]{1,6}(/[a-z]{1,6}){0,2}\.md", fullmatch=True),
+            # A valid path only (not a device name such as nul.md): the property is the hash's.
+            "logical_path": st.from_regex(
+                r"[a-z]{1,6}(/[a-z]{1,6}){0,2}\.md", fullmatch=True
+            ).filter(lambda path: path_problem(path) is None),
             "content": st.text(max_size=30),
             "metadata": metadata,
         }
