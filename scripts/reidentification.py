@@ -183,10 +183,10 @@ def _pct(x: float) -> str:
 
 
 def main(argv: Sequence[str] = ()) -> int:
-    from benchmarks._timing import table
     from collector.releases.cubes import CUBES
     from collector.releases.store import release_closed_periods
     from contract.accountant import ReleasePlan
+    from scripts._table import table
 
     params = ReleasePlan()
     stored: list[list[object]] = []
