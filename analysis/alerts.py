@@ -8,7 +8,9 @@ each at ``MIN_Z`` noise standard deviations so that hundreds of released cells a
 alert on their noise (at 1.96 sds, 1 empty cell in 40 would):
 
 - ``new_friction``: a ``top`` row of the week whose previous week was not above its own
-  noise (absent from the previous week's ``top``), now ``n >= MIN_Z * sd``;
+  noise (absent from the previous week's ``top``), now ``n >= new_friction_z() * sd``: every
+  one of the friction cube's 1,800 cells is a candidate each week, so its threshold is set for
+  the whole domain (at ``MIN_Z`` alone, 1 week in 18 would call an empty cell new);
 - ``growing_friction``: a ``top`` row whose previous week was above its noise, with
   ``n - prev_n >= MIN_Z * sqrt(sd**2 + prev_sd**2)`` and ``n >= GROWTH * prev_n``;
 - ``regression``: every row of ``regressions`` over the dashboard's 4 weeks ending at the week
@@ -22,12 +24,14 @@ holds enums, catalogue names, dates and released numbers only: never free text f
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from statistics import NormalDist
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -36,12 +40,14 @@ from analysis._cli_remote import TokenOpt, UrlOpt, remote_failed
 from analysis._filters import Filters, Period
 from analysis._questions import GROWTH, MIN_Z, Answer, Question
 from analysis._rows import RegressionRow, Row, TopRow, TrendRow
+from collector.releases.cubes import CUBES
 
 if TYPE_CHECKING:
     import duckdb
 
 __all__ = [
     "DOCUMENT_KIND",
+    "NEW_FRICTION_FALSE_ALARM",
     "Alert",
     "AlertKind",
     "AlertReport",
@@ -49,6 +55,7 @@ __all__ = [
     "alerts_command",
     "compute_alerts",
     "friction_alerts",
+    "new_friction_z",
     "on_release",
     "register",
     "regression_alerts",
@@ -65,6 +72,10 @@ _Z95 = 1.96
 _LIMIT = 1000
 #: Days of the regressions' period: the dashboard's default (``analysis._filters``).
 _REGRESSION_DAYS = 28
+
+#: The chance, per released week, that an empty cell of the ``top`` question's cube is called
+#: a new friction on its noise alone: one false alert in 10,000 weeks.
+NEW_FRICTION_FALSE_ALARM = 1e-4
 
 #: One question asked over one period, from a file or a collector (the released view).
 Ask = Callable[[Question, Period], Answer[Row]]
@@ -145,6 +156,15 @@ def _sd(moe: int) -> float:
     return moe / _Z95
 
 
+@functools.cache
+def new_friction_z() -> float:
+    """The noise sds a new friction must stand above 0: the one-sided quantile that bounds the
+    week's chance of any false alert among the domain's cells (a union bound) by
+    ``NEW_FRICTION_FALSE_ALARM``, and never under ``MIN_Z``."""
+    cells = len(CUBES["friction"].cells())
+    return max(MIN_Z, NormalDist().inv_cdf(1.0 - NEW_FRICTION_FALSE_ALARM / cells))
+
+
 def _pick(row: Row, names: Sequence[str]) -> tuple[tuple[str, _Value], ...]:
     """Named fields of a released row, dates as ISO strings."""
     out: list[tuple[str, _Value]] = []
@@ -173,7 +193,7 @@ def friction_alerts(
         p = prev.get((r.tool, r.error_class, r.friction_type))
         key = _pick(r, _FRICTION)
         if p is None:
-            if before_complete and r.n >= MIN_Z * _sd(r.moe) and r.n > 0:
+            if before_complete and r.n >= new_friction_z() * _sd(r.moe) and r.n > 0:
                 out.append(Alert(AlertKind.new_friction, (*key, ("prev_n", r.prev_n))))
             continue
         change = r.n - p.n

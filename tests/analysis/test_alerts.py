@@ -8,6 +8,7 @@ import datetime as dt
 import json
 import math
 from pathlib import Path
+from statistics import NormalDist
 
 import duckdb
 from hypothesis import given
@@ -21,8 +22,10 @@ from analysis._questions import GROWTH, MIN_Z
 from analysis._rows import RegressionRow, TopRow, TrendRow
 from analysis.alerts import (
     DOCUMENT_KIND,
+    NEW_FRICTION_FALSE_ALARM,
     AlertKind,
     friction_alerts,
+    new_friction_z,
     on_release,
     regression_alerts,
     released_alerts,
@@ -30,6 +33,7 @@ from analysis.alerts import (
 )
 from analysis.cli import app
 from collector.db import migrate
+from collector.releases.cubes import CUBES
 from collector.releases.store import KEY_SEP
 from collector.settings import CollectorSettings
 from tests.hypothesis_profiles import at_most
@@ -63,7 +67,7 @@ def test_friction_rules_fire_exactly_clear_of_the_noise(
     before = [_top("read_note", prev, pmoe)] if above_before and prev is not None else []
     kinds = [a.kind for a in friction_alerts(now, before)]
     sd, psd = moe / 1.96, pmoe / 1.96
-    new = not above_before and n > 0 and n >= MIN_Z * sd
+    new = not above_before and n > 0 and n >= new_friction_z() * sd
     growing = (
         above_before
         and prev is not None
@@ -78,6 +82,28 @@ def test_friction_rules_fire_exactly_clear_of_the_noise(
         assert AlertKind.new_friction not in kinds
     if prev is not None and n - prev <= math.sqrt(moe**2 + pmoe**2):
         assert AlertKind.growing_friction not in kinds
+
+
+def test_a_week_of_empty_cells_calls_one_new_in_ten_thousand_weeks_at_most() -> None:
+    """Every cell of the friction cube's domain is a candidate each week: the threshold holds
+    the chance that any empty one is called new on its noise to NEW_FRICTION_FALSE_ALARM (at
+    MIN_Z alone it was about 1 week in 18)."""
+    cells = len(CUBES["friction"].cells())
+    z = new_friction_z()
+    week_false_alarm = 1.0 - NormalDist().cdf(z) ** cells
+    assert week_false_alarm <= NEW_FRICTION_FALSE_ALARM
+    assert 1.0 - NormalDist().cdf(MIN_Z) ** cells > 0.05, "why MIN_Z alone was not enough"
+    assert z > MIN_Z
+    doc = (Path(__file__).parents[2] / "docs" / "alerts.md").read_text(encoding="utf-8")
+    assert f"{cells:,} cells" in doc and f"({z:.1f} sd)" in doc, "docs/alerts.md says so"
+    # The rule at that threshold: an empty cell's noise just under it is not new, at it is.
+    sd = 10.0
+    moe = math.ceil(1.96 * sd)
+    at = math.ceil(z * moe / 1.96)
+    assert friction_alerts([_top("read_note", at - 1, moe)], []) == []
+    assert [a.kind for a in friction_alerts([_top("read_note", at, moe)], [])] == [
+        AlertKind.new_friction
+    ]
 
 
 def test_a_cut_previous_week_calls_nothing_new() -> None:
