@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from analysis._cells import CUBE_OF
 from analysis._cli_remote import TokenOpt, UrlOpt, remote_failed
 from analysis._filters import Filters, Period
 from analysis._questions import GROWTH, MIN_Z, Answer, Question
@@ -161,7 +162,7 @@ def new_friction_z() -> float:
     """The noise sds a new friction must stand above 0: the one-sided quantile that bounds the
     week's chance of any false alert among the domain's cells (a union bound) by
     ``NEW_FRICTION_FALSE_ALARM``, and never under ``MIN_Z``."""
-    cells = len(CUBES["friction"].cells())
+    cells = len(CUBES[CUBE_OF[Question.top]].cells())
     return max(MIN_Z, NormalDist().inv_cdf(1.0 - NEW_FRICTION_FALSE_ALARM / cells))
 
 

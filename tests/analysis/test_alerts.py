@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 from pydantic import SecretStr
 from typer.testing import CliRunner
 
+from analysis._cells import CUBE_OF
 from analysis._filters import Period
-from analysis._questions import GROWTH, MIN_Z
+from analysis._questions import GROWTH, MIN_Z, Question
 from analysis._rows import RegressionRow, TopRow, TrendRow
 from analysis.alerts import (
     DOCUMENT_KIND,
@@ -88,7 +89,7 @@ def test_a_week_of_empty_cells_calls_one_new_in_ten_thousand_weeks_at_most() -> 
     """Every cell of the friction cube's domain is a candidate each week: the threshold holds
     the chance that any empty one is called new on its noise to NEW_FRICTION_FALSE_ALARM (at
     MIN_Z alone it was about 1 week in 18)."""
-    cells = len(CUBES["friction"].cells())
+    cells = len(CUBES[CUBE_OF[Question.top]].cells())
     z = new_friction_z()
     week_false_alarm = 1.0 - NormalDist().cdf(z) ** cells
     assert week_false_alarm <= NEW_FRICTION_FALSE_ALARM
