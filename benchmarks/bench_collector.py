@@ -302,6 +302,10 @@ class Figure:
     p99: list[float]
     #: Requests per server CPU-second, one per round.
     rpc: list[float] = field(default_factory=list)
+    #: CPU seconds per request of the server's event-loop thread and of all its other threads
+    #: (the writer's, DuckDB's), one per round.
+    loop: list[float] = field(default_factory=list)
+    others: list[float] = field(default_factory=list)
     errors: int = 0
 
     @property
@@ -313,9 +317,12 @@ class Figure:
         return statistics.median(self.rpc)
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU of process ``pid`` so far, all its threads (``/proc/<pid>/stat``)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+def cpu_seconds(pid: int, thread: int | None = None) -> float:
+    """User + system CPU of process ``pid`` so far, all its threads (``/proc/<pid>/stat``), or
+    of its thread ``thread`` only (``/proc/<pid>/task/<thread>/stat``; the main thread's id is
+    ``pid``)."""
+    path = f"/proc/{pid}/stat" if thread is None else f"/proc/{pid}/task/{thread}/stat"
+    fields = Path(path).read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
@@ -325,13 +332,16 @@ def _measure(pool: ProcessPoolExecutor, kind: str, batch: int, db: Path, fig: Fi
         assert pid is not None
         pending = pool.submit(_load, server.port, batch, CONNECTIONS[batch], DURATION_S)
         time.sleep(WARMUP_S)
-        cpu0 = cpu_seconds(pid)
+        cpu0, loop0 = cpu_seconds(pid), cpu_seconds(pid, pid)
         time.sleep(DURATION_S)
-        cpu = cpu_seconds(pid) - cpu0
+        cpu, loop = cpu_seconds(pid) - cpu0, cpu_seconds(pid, pid) - loop0
         result = pending.result()
     lat = result["latencies"]
+    requests = max(result["requests"], 1)
     fig.rps.append(result["requests"] / result["seconds"])
     fig.rpc.append(result["requests"] / max(cpu, 1e-3))
+    fig.loop.append(loop / requests)
+    fig.others.append((cpu - loop) / requests)
     fig.p50.append(percentile(lat, 50) * 1000)
     fig.p99.append(percentile(lat, 99) * 1000)
     fig.errors += result["errors"]
@@ -393,6 +403,22 @@ def run() -> None:
         ["ratio", "per CPU-s", "per wall s", "target", "verdict"],
         checks,
     )
+    table(
+        "where each server's CPU goes: its event-loop thread and all its other threads "
+        "(the writer's, DuckDB's), us per signal, medians",
+        ["server / batch", "event loop", "other threads", "all"],
+        [
+            [
+                f"{kind} / batch {batch}",
+                f"{statistics.median(f.loop) / batch * 1e6:.2f}",
+                f"{statistics.median(f.others) / batch * 1e6:.2f}",
+                f"{1e6 / (f.req_cpu_s * batch):.2f}",
+            ]
+            for batch in BATCHES
+            for kind in TARGETS
+            for f in [figures[(kind, batch)]]
+        ],
+    )
     pre, post = _signal_template()
     bodies = [_Bodies(pre, post, 100, c).next() for c in range(FLOOR_ROWS // 100)]
     large = max(BATCHES)
@@ -404,7 +430,13 @@ def run() -> None:
         f"the floor of storing (batch 100) and the own work of each server (batch {large}): "
         "one thread of this process, medians",
         ["step", "CPU"],
-        floor(figures[("discard", 100)].req_cpu_s * 100, bodies, peers, large_bodies),
+        floor(
+            figures[("discard", 100)].req_cpu_s * 100,
+            bodies,
+            peers,
+            large_bodies,
+            collector_per_cpu_s=figures[("collector", 100)].req_cpu_s * 100,
+        ),
     )
     hostile()
     print(f"(collector benchmark took {time.monotonic() - started:.0f}s)")
