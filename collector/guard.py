@@ -129,17 +129,26 @@ def _fits_a_batch(body: bytes) -> bool:
     and no more items: every item of a valid body's arrays is an object and no valid string
     holds ``, : {``, so its commas are at most its colons plus its objects (this bounds what
     msgspec allocates to cut the body into items)."""
-    # One pass keeps only the three bytes counted; the counts then read that (small) rest.
+    # One pass keeps only the three bytes counted; what is left is their sum, so a body with
+    # more of them than all three bounds together is refused without a count (every body dense
+    # in empty objects, bare items or keys); otherwise two counts, and the commas are the rest.
     structure = body.translate(None, _NOT_COUNTED)
-    counts: dict[bytes, int] = {}
-    for token in (b":", b"{", b","):
-        counts[token] = structure.count(token)
-        if counts[token] > 1 + MAX_BATCH * _SIGNAL_MOST[token]:
-            return False
-    return counts[b","] <= counts[b":"] + counts[b"{"]
+    if len(structure) > _MOST_COUNTED:
+        return False
+    colons = structure.count(b":")
+    if colons > _MOST_IN_A_BATCH[b":"]:
+        return False
+    objects = structure.count(b"{")
+    if objects > _MOST_IN_A_BATCH[b"{"]:
+        return False
+    commas = len(structure) - colons - objects
+    return commas <= _MOST_IN_A_BATCH[b","] and commas <= colons + objects
 
 
 _NOT_COUNTED = bytes(b for b in range(256) if b not in b":{,")
+#: The most of each counted byte ``MAX_BATCH`` full signals hold (and the envelope's one).
+_MOST_IN_A_BATCH = {token: 1 + MAX_BATCH * most for token, most in _SIGNAL_MOST.items()}
+_MOST_COUNTED = sum(_MOST_IN_A_BATCH[token] for token in (b":", b"{", b","))
 
 
 def _accepted(body: bytes, index: int) -> list[_wire.Signal]:

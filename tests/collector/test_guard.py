@@ -189,3 +189,54 @@ def _bound(token: bytes) -> int:
 def test_the_structure_count_is_the_count_of_each_byte(body: bytes, fits: bool) -> None:
     """The guard counts ``: { ,`` in one pass over the body: each bound holds exactly."""
     assert guard._fits_a_batch(body) is fits
+
+
+def _naively_fits(body: bytes) -> bool:
+    """The structure bounds, each byte counted over the whole body."""
+    colons, objects, commas = (body.count(token) for token in (b":", b"{", b","))
+    return (
+        colons <= _bound(b":")
+        and objects <= _bound(b"{")
+        and commas <= _bound(b",")
+        and commas <= colons + objects
+    )
+
+
+@settings(max_examples=at_most(60))
+@given(
+    parts=st.lists(
+        st.tuples(st.sampled_from([b":", b"{", b",", b"x", b'"', b" "]), st.integers(0, 100_000)),
+        max_size=6,
+    )
+)
+def test_the_structure_count_is_the_naive_count(parts: list[tuple[bytes, int]]) -> None:
+    """However the counted bytes mix, the guard's verdict is that of counting each byte."""
+    body = b"".join(token * n for token, n in parts)
+    assert guard._fits_a_batch(body) is _naively_fits(body)
+
+
+class _Counted(bytes):
+    """What the guard counts in, recording each count it makes."""
+
+    made: list[bytes] = []
+
+    def count(self, token: Any, *args: Any) -> int:
+        _Counted.made.append(bytes(token))
+        return super().count(token, *args)
+
+
+class _Body(bytes):
+    """A body whose translation records the counts made in it."""
+
+    def translate(self, table: Any, /, delete: Any = b"") -> bytes:
+        return _Counted(super().translate(table, delete))
+
+
+@pytest.mark.parametrize("item", [b"{}", b"0", b'"k":0', b'{"k":0}'])
+def test_a_body_dense_in_structure_is_refused_uncounted(item: bytes) -> None:
+    """More ``: { ,`` than all three bounds together: refused by their sum, no byte counted
+    (a body of empty objects cost the old guard three counts over ~700 KB)."""
+    body = _Body(_repeated(b'{"signals":[{"args":[', item, b"]}]}", 1 << 20))
+    _Counted.made.clear()
+    assert guard._fits_a_batch(body) is False
+    assert _Counted.made == []
