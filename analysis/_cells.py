@@ -10,8 +10,8 @@ derivations themselves are in ``analysis._released``.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
-from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from operator import itemgetter
@@ -122,7 +122,7 @@ class ReleasedSource:
     source: str = "released"
 
     def cells(self, cube: str, start: dt.date, end: dt.date) -> list[Noisy]:
-        return list(map(Noisy._make, read_noisy_cells(self.con, cube, start, end)))
+        return list(map(_as_noisy, read_noisy_cells(self.con, cube, start, end)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,8 +161,13 @@ class ExactSource:
                 out += [Noisy(day, k, float(counts[k]), 0.0) for k in sorted(counts)]
             else:
                 get = counts.get
-                out += [Noisy(day, k, float(get(k, 0)), 0.0) for k in c.cells()]
+                out += [_new(Noisy, (day, k, float(get(k, 0)), 0.0)) for k in c.cells()]
         return out
+
+
+# A Noisy from its four fields without a Python frame (``Noisy._make`` runs one per cell).
+_new = tuple.__new__
+_as_noisy = functools.partial(_new, Noisy)
 
 
 def last_released_day(con: duckdb.DuckDBPyConnection) -> dt.date | None:
@@ -261,14 +266,23 @@ class Acc:
 
 def sum_by(cells: Iterable[Noisy], idx: tuple[int, ...]) -> dict[tuple[str, ...], Acc]:
     """Cells summed by the dimensions at ``idx``; independent noise: variances add."""
-    out: dict[tuple[str, ...], Acc] = defaultdict(Acc)
-    # itemgetter gives a tuple for two indexes or more, the bare value for one.
+    out: dict[tuple[str, ...], Acc] = {}
+    get = out.get
+    # A view sums ~10^5 cells: the key itself when ``idx`` is all of it (the ring's groups),
+    # else itemgetter (a tuple for two indexes or more, the bare value for one).
     pick = itemgetter(*idx) if len(idx) > 1 else None
+    first = idx[0]
+    whole: bool | None = None
     for _day, key, n, var in cells:
-        group: tuple[str, ...] = pick(key) if pick is not None else tuple(key[i] for i in idx)
-        acc = out[group]
-        acc.n += n
-        acc.var += var
+        if whole is None:
+            whole = idx == tuple(range(len(key)))
+        group: tuple[str, ...] = key if whole else pick(key) if pick else (key[first],)
+        acc = get(group)
+        if acc is None:
+            out[group] = Acc(n, var)
+        else:
+            acc.n += n
+            acc.var += var
     return out
 
 
@@ -287,7 +301,7 @@ def moe(var: float) -> int:
 
 def above(a: Acc) -> bool:
     """The count is above its own noise (its 95 % interval excludes 0)."""
-    return a.n > Z95 * sd(a)
+    return a.n > Z95 * math.sqrt(a.var)  # sd(a), inlined: a view asks ~10^5 times
 
 
 def share(part: Acc, total: Acc) -> tuple[float, float]:

@@ -111,3 +111,32 @@ def test_released_cells_leave_with_the_retention_window(tmp_path: object) -> Non
             assert gone.fetchone() == (0,), table
     finally:
         con.close()
+
+
+_NOISY = st.lists(
+    st.tuples(
+        st.integers(0, 3),
+        st.tuples(*(st.sampled_from("ab") for _ in range(4))),
+        st.integers(-50, 500),
+        st.sampled_from([0.0, 2.5, 100.0]),
+    ),
+    max_size=60,
+)
+
+
+@given(cells=_NOISY, idx=st.sampled_from([(0,), (2,), (0, 1), (1, 3), (0, 1, 2), (0, 1, 2, 3)]))
+def test_sum_by_adds_each_groups_counts_and_variances(
+    cells: list[tuple[int, tuple[str, ...], int, float]], idx: tuple[int, ...]
+) -> None:
+    """Every grouping a derivation uses (one dimension, several, the whole key) sums exactly
+    the counts and the variances of its cells, groups in the order first met."""
+    from analysis._cells import Noisy, sum_by
+
+    noisy = [Noisy(D0 + dt.timedelta(days=d), key, float(n), var) for d, key, n, var in cells]
+    want: dict[tuple[str, ...], list[float]] = {}
+    for c in noisy:
+        acc = want.setdefault(tuple(c.key[i] for i in idx), [0.0, 0.0])
+        acc[0] += c.n
+        acc[1] += c.var
+    got = sum_by(noisy, idx)
+    assert [(k, [a.n, a.var]) for k, a in got.items()] == list(want.items())
