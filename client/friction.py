@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic_core import to_json
 
 from client._files import atomic_write_bytes
 from client.collector_url import url_problem
@@ -109,6 +110,25 @@ def build_signal(
     }
     signal: FrictionSignal = _validate_signal(fields)
     return signal
+
+
+#: The types whose JSON ``to_json`` writes as ``json.dumps`` does (the same value parsed back);
+#: a float is not one (``to_json`` writes NaN as null, ``json.dumps`` as NaN).
+_PLAIN_VALUES = frozenset({str, int, bool, type(None)})
+_STR = frozenset({str})
+
+
+def _as_json(args: dict[str, Any]) -> str | bytes:
+    """``json.dumps(args)``, or JSON of the same value written by pydantic-core (5x sooner)
+    when every key is a ``str`` and every value a ``str``, ``int``, ``bool`` or None: what an
+    agent's ``report_friction`` arguments are. Anything else, or what ``to_json`` cannot write
+    (a lone surrogate), is ``json.dumps``'s to judge: its TypeError or ValueError say "not JSON"."""
+    if _STR.issuperset(map(type, args)) and _PLAIN_VALUES.issuperset(map(type, args.values())):
+        try:
+            return to_json(args)
+        except ValueError:
+            pass
+    return json.dumps(args)
 
 
 def _describe(error: ValidationError) -> str:
@@ -213,7 +233,7 @@ class FrictionReporter:
         """The validated input, the tool it names and LMCP's own facts about its failure."""
         try:
             # JSON mode: strict types, enums by their wire value.
-            request = ReportInput.model_validate_json(json.dumps(dict(args)))
+            request = ReportInput.model_validate_json(_as_json(dict(args)))
         except (TypeError, ValueError) as error:
             if not isinstance(error, ValidationError):
                 raise ToolFailure(ErrorClass.invalid_arguments, "arguments are not JSON") from None

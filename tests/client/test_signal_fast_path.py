@@ -1,17 +1,22 @@
-"""``report_friction``'s path, made faster, is the same path: ``build_signal`` validates as
+"""``report_friction``'s path, made faster, is the same path: the agent's input is judged as
+``json.dumps`` + ``model_validate_json`` judged it, and ``build_signal`` validates as
 ``FrictionSignal(...)`` does and builds the same signal."""
 
 from __future__ import annotations
 
 import datetime as dt
+import enum
+import json
 import uuid
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from client.friction import ReportInput, build_signal
+from client.friction import ReportInput, _as_json, _describe, build_signal
 from client.host import FailureContext
 from contract.schema import (
     MAX_ARGS,
@@ -155,3 +160,73 @@ def test_every_signal_has_a_fresh_random_id() -> None:
         for _ in range(50)
     }
     assert len(ids) == 50 and all(isinstance(i, uuid.UUID) and i.version == 4 for i in ids)
+
+
+# ------------------------------------------------------------------ the agent's input
+
+
+class _Count(enum.IntEnum):
+    three = 3
+
+
+_KEYS = st.sampled_from([*ReportInput.model_fields, "friction", ""]) | st.text(max_size=6)
+_SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.integers(-(10**40), 10**40)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=6)
+    | st.sampled_from([*FrictionType, *ErrorCategory, *IntentCategory])  # str subclasses
+    | st.sampled_from([m.value for m in FrictionType] + ["read_note", "x" * 40])
+    | st.just(_Count.three)
+    | st.just("\ud800")  # a lone surrogate: not UTF-8
+    | st.just(b"other")  # not JSON
+)
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
+    max_leaves=4,
+)
+argument_dicts = st.dictionaries(
+    _KEYS | st.integers(0, 3) | st.none() | st.booleans(), _VALUES, max_size=6
+)
+
+
+def _judged(encode: Callable[[dict[Any, Any]], str | bytes], args: dict[Any, Any]) -> object:
+    """What ``_resolve`` makes of ``args`` when its JSON is written by ``encode``."""
+    try:
+        return ReportInput.model_validate_json(encode(dict(args)))
+    except (TypeError, ValueError) as error:
+        if not isinstance(error, ValidationError):
+            return "arguments are not JSON"
+        return _describe(error)
+
+
+@given(argument_dicts)
+def test_the_input_is_judged_as_json_dumps_judged_it(args: dict[Any, Any]) -> None:
+    assert _judged(_as_json, args) == _judged(json.dumps, args)
+
+
+@given(argument_dicts)
+def test_the_input_s_json_is_json_dumps_value(args: dict[Any, Any]) -> None:
+    try:
+        expected = json.dumps(args)
+    except (TypeError, ValueError) as error:
+        with pytest.raises(type(error)):
+            _as_json(args)
+        return
+    # the same value (NaN is not equal to itself: compared as json.dumps writes it)
+    assert json.dumps(json.loads(_as_json(args))) == json.dumps(json.loads(expected))
+
+
+def test_a_report_as_an_agent_sends_it_takes_the_fast_json() -> None:
+    args = {
+        "friction_type": "cannot_complete",
+        "error_category": "not_found",
+        "intent_category": "read_email",
+        "tool_attempted": "read_note",
+        "attempt_count": 3,
+    }
+    assert isinstance(_as_json(args), bytes)  # pydantic-core's, not json.dumps's str
+    assert json.loads(_as_json(args)) == args
