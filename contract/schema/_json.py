@@ -62,8 +62,24 @@ def _quoted() -> dict[str | None, str]:
 
 _Q = _quoted()
 _BOOL: dict[bool | None, str] = {None: "null", True: "true", False: "false"}
+#: Each ring entry's JSON, by its (tool, outcome): a lookup instead of four concatenations.
+_RING: dict[tuple[str, str], str] = {
+    (tool, outcome): '{"tool":' + _Q[tool] + ',"outcome":' + _Q[outcome] + "}"
+    for tool in ToolName
+    for outcome in Outcome
+}
+#: Each arg shape's JSON met so far, by its (name, type, size): at most every combination of
+#: the vocabularies (filled on first use, not at import).
+_ARGS: dict[tuple[str, str, str | None], str] = {}
 #: The versions met so far (one per installation): their JSON, as pydantic writes it.
 _VERSIONS: dict[str, str] = {}
+
+
+def _arg(key: tuple[str, str, str | None]) -> str:
+    name, type_, size = key
+    text = '{"name":' + _Q[name] + ',"type":' + _Q[type_] + ',"size":' + _Q[size] + "}"
+    _ARGS[key] = text  # only members reach here (_Q refused the rest): a bounded table
+    return text
 
 
 def _version(version: str) -> str:
@@ -79,15 +95,15 @@ def signal_json(signal: FrictionSignal) -> str:
     """``signal.model_dump_json()``, byte for byte, for a valid signal."""
     q = _Q
     try:
+        shapes = _ARGS
         args = ",".join(
             [
-                '{"name":' + q[a.name] + ',"type":' + q[a.type] + ',"size":' + q[a.size] + "}"
-                for a in signal.args
+                shapes.get(key) or _arg(key)
+                for key in [(a.name, a.type, a.size) for a in signal.args]
             ]
         )
-        ring = ",".join(
-            ['{"tool":' + q[r.tool] + ',"outcome":' + q[r.outcome] + "}" for r in signal.ring]
-        )
+        entries = _RING
+        ring = ",".join([entries[r.tool, r.outcome] for r in signal.ring])
         app = signal.app
         client = signal.client
         return "".join(

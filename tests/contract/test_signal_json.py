@@ -7,6 +7,7 @@ import datetime as dt
 import warnings
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -18,8 +19,11 @@ from contract.schema import (
     ArgType,
     ClientInfo,
     FrictionSignal,
+    Outcome,
     Platform,
+    RingEntry,
     SizeBucket,
+    ToolName,
     signal_json,
 )
 from tests.factories import make_signal, signals
@@ -67,6 +71,31 @@ def test_a_value_outside_the_vocabularies_is_pydantic_s_to_write(field: str, val
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # pydantic warns of the unexpected value
         assert signal_json(signal) == signal.model_dump_json()
+
+
+def _entry(**fields: Any) -> RingEntry:
+    return RingEntry.model_construct(**fields)
+
+
+def _shape(**fields: Any) -> ArgShape:
+    return ArgShape.model_construct(**fields)
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"ring": (_entry(tool='"', outcome=Outcome.ok),)},
+        {"ring": (_entry(tool=ToolName.read_note, outcome=3),)},
+        {"args": (_shape(name=ArgName.other, type="\\", size=None),)},
+        {"args": (_shape(name=ArgName.other, type=ArgType.null, size=[]),)},
+    ],
+)
+def test_a_ring_entry_or_arg_outside_the_vocabularies_is_pydantic_s(fields: Any) -> None:
+    signal = _unvalidated(**fields)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert signal_json(signal) == signal.model_dump_json()
+        assert signal_json(signal) == signal.model_dump_json()  # nothing of it was kept
 
 
 @given(st.text(st.characters(exclude_categories=["Cs"]), max_size=20))
