@@ -39,7 +39,7 @@ from client._tls import tls_context
 from client.collector_url import DEFAULT_URL
 from contract.days import utc_today
 from contract.limits import LATE_DAYS
-from contract.schema import FrictionSignal
+from contract.schema import FrictionSignal, signal_json
 
 __all__ = [
     "DAY_OUT_OF_WINDOW",
@@ -120,7 +120,9 @@ class _Retryable(Exception):
 
 
 def encode_batch(signals: Sequence[FrictionSignal]) -> bytes:
-    return b'{"signals":[' + b",".join(s.model_dump_json().encode() for s in signals) + b"]}"
+    """The body of ``POST /v1/signals``: each signal's ``model_dump_json`` (``signal_json``
+    writes the same bytes without pydantic's serializer)."""
+    return ('{"signals":[' + ",".join([signal_json(s) for s in signals]) + "]}").encode()
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:

@@ -23,6 +23,7 @@ from contract.schema._names import ArgName, ToolName
 
 if TYPE_CHECKING:
     from contract.schema._compat import AcceptedBatch, AnySignal, attempts_bucket, upgrade
+    from contract.schema._json import signal_json
     from contract.schema._models import (
         MAX_ARGS,
         MAX_BATCH,
@@ -67,6 +68,7 @@ __all__ = [
     "SizeBucket",
     "ToolName",
     "attempts_bucket",
+    "signal_json",
     "upgrade",
 ]
 
@@ -75,9 +77,9 @@ def __getattr__(name: str) -> Any:
     """A model (or a constant of the models' modules), imported on first use and kept."""
     if name not in __all__:
         raise AttributeError(f"module 'contract.schema' has no attribute {name!r}")
-    from contract.schema import _compat, _models, _v1
+    from contract.schema import _compat, _json, _models, _v1
 
-    for module in (_models, _compat, _v1):
+    for module in (_models, _compat, _v1, _json):
         if hasattr(module, name):
             value = getattr(module, name)
             globals()[name] = value
