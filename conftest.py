@@ -6,6 +6,7 @@ which leaves a child process running (``tests/_leaks.py``); and the fixtures bot
 
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 from collections.abc import Iterator
@@ -25,6 +26,21 @@ _PROFILE = hypothesis_profiles.load()
 # seconds of sampling); the tests of the release job set their own backfill.
 os.environ.setdefault("LMCP_COLLECTOR_RELEASE_BACKFILL_DAYS", "0")
 record_children()
+
+
+#: Allocations between two young-generation collections in a test process (CPython: 700).
+TEST_GC_GEN0_THRESHOLD = 10_000
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The test process's garbage collector runs far less often, and never again over what
+    collection loaded (``gc.freeze``): a view's derivation builds ~10^5 short-lived tuples,
+    and at CPython's 700 the collector's passes were about a tenth of ``make test-fast``'s CPU
+    (CONTRIBUTING.md). The serving process is tuned the same way (``tune_serving_process``)."""
+    gc.collect()
+    gc.freeze()
+    _, gen1, gen2 = gc.get_threshold()
+    gc.set_threshold(TEST_GC_GEN0_THRESHOLD, gen1, gen2)
 
 
 def pytest_report_header(config: pytest.Config) -> str:
