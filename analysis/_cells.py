@@ -270,6 +270,8 @@ def sum_by(cells: Iterable[Noisy], idx: tuple[int, ...]) -> dict[tuple[str, ...]
     get = out.get
     # A view sums ~10^5 cells: the key itself when ``idx`` is all of it (the ring's groups),
     # else itemgetter (a tuple for two indexes or more, the bare value for one).
+    if not idx:
+        raise ValueError("cells are summed by at least one dimension")
     pick = itemgetter(*idx) if len(idx) > 1 else None
     first = idx[0]
     whole: bool | None = None

@@ -140,3 +140,10 @@ def test_sum_by_adds_each_groups_counts_and_variances(
         acc[1] += c.var
     got = sum_by(noisy, idx)
     assert [(k, [a.n, a.var]) for k, a in got.items()] == list(want.items())
+
+
+def test_sum_by_refuses_no_dimension() -> None:
+    from analysis._cells import Noisy, sum_by
+
+    with pytest.raises(ValueError, match="at least one dimension"):
+        sum_by([Noisy(D0, ("a",), 1.0, 0.0)], ())
