@@ -13,37 +13,27 @@ are then the answer. Same bytes as ``model_dump_json`` for every valid signal:
 from __future__ import annotations
 
 import json
+import typing
 from enum import StrEnum
 
-from contract.schema._enums import (
-    ArgType,
-    AttemptsBucket,
-    ErrorCategory,
-    ErrorClass,
-    FrictionType,
-    IntentCategory,
-    Outcome,
-    Platform,
-    SizeBucket,
-)
+from pydantic import BaseModel
+
+from contract.schema._enums import Outcome
 from contract.schema._models import FrictionSignal
-from contract.schema._names import ArgName, ToolName
+from contract.schema._names import ToolName
 
 __all__ = ["signal_json"]
 
-_VOCABULARIES: tuple[type[StrEnum], ...] = (
-    ArgName,
-    ArgType,
-    AttemptsBucket,
-    ErrorCategory,
-    ErrorClass,
-    FrictionType,
-    IntentCategory,
-    Outcome,
-    Platform,
-    SizeBucket,
-    ToolName,
-)
+
+def _vocabularies(annotation: object) -> set[type[StrEnum]]:
+    """Every enum a field of ``annotation`` (a model, or a field's type) may hold, nested
+    models, optionals and tuples followed: the tables follow the models, not a second list."""
+    if isinstance(annotation, type) and issubclass(annotation, StrEnum):
+        return {annotation}
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        fields = annotation.model_fields.values()
+        return set().union(*(_vocabularies(f.annotation) for f in fields))
+    return set().union(*(_vocabularies(a) for a in typing.get_args(annotation)))
 
 
 def _quoted() -> dict[str | None, str]:
@@ -51,7 +41,7 @@ def _quoted() -> dict[str | None, str]:
     by identity (a member of another vocabulary with the same value matches as the ``str`` it
     is, and has the same JSON)."""
     table: dict[str | None, str] = {None: "null"}
-    for vocabulary in _VOCABULARIES:
+    for vocabulary in sorted(_vocabularies(FrictionSignal), key=lambda v: v.__name__):
         for member in vocabulary:
             text = json.dumps(member.value, ensure_ascii=False)
             if text != f'"{member.value}"':  # pragma: no cover - the vocabularies are plain
