@@ -35,8 +35,8 @@ TEST_GC_GEN0_THRESHOLD = 10_000
 def pytest_collection_finish(session: pytest.Session) -> None:
     """The test process's garbage collector runs far less often, and never again over what
     collection loaded (``gc.freeze``): a view's derivation builds ~10^5 short-lived tuples,
-    and at CPython's 700 the collector's passes were about a tenth of ``make test-fast``'s CPU
-    (CONTRIBUTING.md). The serving process is tuned the same way (``tune_serving_process``)."""
+    and CPython's default passes over them cost the fast tier its budget (measured in
+    CONTRIBUTING.md). The serving process is tuned the same way (``tune_serving_process``)."""
     gc.collect()
     gc.freeze()
     _, gen1, gen2 = gc.get_threshold()

@@ -72,7 +72,7 @@ class ReportInput(BaseModel):
 
 
 #: What ``ReportInput.model_validate_json`` runs (JSON mode, the model's strict config), called
-#: without its keyword defaults (a third of the check's cost: docs/mcp.md).
+#: without its keyword defaults (report_friction's hot path: docs/mcp.md).
 _validate_input = ReportInput.__pydantic_validator__.validate_json
 
 
@@ -96,8 +96,8 @@ def build_signal(
     """A signal from enums and shapes. Pure apart from the random ``signal_id``.
 
     Validated by the model's own validator, as ``FrictionSignal(...)`` is (strict: every field
-    is the contract's), called with the fields' dict: ``BaseModel.__init__``'s keywords were
-    a fifth of this function's cost (docs/mcp.md)."""
+    is the contract's), called with the fields' dict, without ``BaseModel.__init__``'s
+    keywords (report_friction's hot path: docs/mcp.md)."""
     fields = {
         "schema_version": SCHEMA_VERSION,
         "signal_id": uuid.uuid4(),
@@ -124,7 +124,7 @@ _STR = frozenset({str})
 
 
 def _as_json(args: dict[str, Any]) -> str | bytes:
-    """``json.dumps(args)``, or JSON of the same value written by pydantic-core (5x sooner)
+    """``json.dumps(args)``, or JSON of the same value written by pydantic-core (sooner)
     when every key is a ``str`` and every value a ``str``, ``int``, ``bool`` or None: what an
     agent's ``report_friction`` arguments are. Anything else, or what ``to_json`` cannot write
     (a lone surrogate), is ``json.dumps``'s to judge: its TypeError or ValueError say "not JSON"."""
