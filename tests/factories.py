@@ -39,7 +39,17 @@ from contract.schema import (
     ToolName,
 )
 
-__all__ = ["BARE", "TODAY", "batch_body", "make_signal", "signal_json", "signals"]
+__all__ = [
+    "BARE",
+    "TODAY",
+    "app_states",
+    "arg_shapes",
+    "batch_body",
+    "make_signal",
+    "ring_entries",
+    "signal_json",
+    "signals",
+]
 
 #: The test calendar's "today": the day every default signal was built.
 #: The real UTC day: the collector counts a signal in the period of its day and refuses a day
@@ -102,6 +112,18 @@ def _opt(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
 ring_entries = st.builds(
     RingEntry, tool=st.sampled_from(ToolName), outcome=st.sampled_from(Outcome)
 )
+arg_shapes = st.builds(
+    ArgShape,
+    name=st.sampled_from(ArgName),
+    type=st.sampled_from(ArgType),
+    size=_opt(st.sampled_from(SizeBucket)),
+)
+app_states = st.builds(
+    AppState,
+    installed=_opt(st.booleans()),
+    running=_opt(st.booleans()),
+    permitted=_opt(st.booleans()),
+)
 
 #: Any valid signal (for property tests).
 signals = st.builds(
@@ -115,22 +137,9 @@ signals = st.builds(
     tool_attempted=st.sampled_from(ToolName),
     attempts=_opt(st.sampled_from(AttemptsBucket)),
     error_class=st.sampled_from(ErrorClass),
-    args=st.lists(
-        st.builds(
-            ArgShape,
-            name=st.sampled_from(ArgName),
-            type=st.sampled_from(ArgType),
-            size=_opt(st.sampled_from(SizeBucket)),
-        ),
-        max_size=min(MAX_ARGS, 4),
-    ).map(tuple),
+    args=st.lists(arg_shapes, max_size=min(MAX_ARGS, 4)).map(tuple),
     ring=st.lists(ring_entries, max_size=RING_SIZE).map(tuple),
-    app=st.builds(
-        AppState,
-        installed=_opt(st.booleans()),
-        running=_opt(st.booleans()),
-        permitted=_opt(st.booleans()),
-    ),
+    app=app_states,
     client=st.builds(
         ClientInfo,
         version=st.tuples(st.integers(0, 999), st.integers(0, 999), st.integers(0, 9999)).map(

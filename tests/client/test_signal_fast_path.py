@@ -34,27 +34,14 @@ from contract.schema import (
     Outcome,
     Platform,
     RingEntry,
-    SizeBucket,
     ToolName,
     attempts_bucket,
 )
-from tests.factories import ring_entries
+from tests.factories import app_states, arg_shapes, ring_entries
 
 CLIENT = ClientInfo(version="1.2.3", platform=Platform.linux)
 DAY = dt.date(2026, 12, 5)
 
-arg_shapes = st.builds(
-    ArgShape,
-    name=st.sampled_from(ArgName),
-    type=st.sampled_from(ArgType),
-    size=st.none() | st.sampled_from(SizeBucket),
-)
-app_states = st.builds(
-    AppState,
-    installed=st.none() | st.booleans(),
-    running=st.none() | st.booleans(),
-    permitted=st.none() | st.booleans(),
-)
 contexts = st.none() | st.builds(
     FailureContext,
     tool=st.sampled_from(ToolName),

@@ -23,26 +23,17 @@ from contract.schema import (
     Outcome,
     Platform,
     RingEntry,
-    SizeBucket,
     ToolName,
     signal_json,
 )
-from tests.factories import make_signal, signals
+from tests.factories import arg_shapes, make_signal, signals
 
 #: Any valid signal, wider than ``signals``: any day a date holds, up to ``MAX_ARGS`` args.
 wide_signals = st.builds(
     lambda s, day, args: s.model_copy(update={"day": day, "args": args}),
     signals,
     st.dates(),
-    st.lists(
-        st.builds(
-            ArgShape,
-            name=st.sampled_from(ArgName),
-            type=st.sampled_from(ArgType),
-            size=st.none() | st.sampled_from(SizeBucket),
-        ),
-        max_size=MAX_ARGS,
-    ).map(tuple),
+    st.lists(arg_shapes, max_size=MAX_ARGS).map(tuple),
 )
 
 
