@@ -7,8 +7,11 @@ which leaves a child process running (``tests/_leaks.py``); and the fixtures bot
 from __future__ import annotations
 
 import gc
+import itertools
 import os
 import pickle
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +28,13 @@ _PROFILE = hypothesis_profiles.load()
 # A collector a test starts releases nothing on its own (each closed period of 90 days costs
 # seconds of sampling); the tests of the release job set their own backfill.
 os.environ.setdefault("LMCP_COLLECTOR_RELEASE_BACKFILL_DAYS", "0")
+# The account's default folder (``ClientSettings.account_home``: its consent choice holds for
+# every state folder) is never the real one: on Linux platformdirs reads XDG_DATA_HOME. This
+# one serves what starts before a test (module fixtures, the processes they spawn); each test
+# gets its own below, so a test that records a choice there changes no other test.
+_ACCOUNTS = Path(tempfile.mkdtemp(prefix="lmcp-test-accounts-"))
+os.environ["XDG_DATA_HOME"] = str(_ACCOUNTS / "session")
+_ACCOUNT_IDS = itertools.count()
 record_children()
 
 
@@ -41,6 +51,16 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     gc.freeze()
     _, gen1, gen2 = gc.get_threshold()
     gc.set_threshold(TEST_GC_GEN0_THRESHOLD, gen1, gen2)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(_ACCOUNTS, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def _own_account_folder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test's own account folder (see ``_ACCOUNTS``): nothing is created until written."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(_ACCOUNTS / f"t{next(_ACCOUNT_IDS)}"))
 
 
 def pytest_report_header(config: pytest.Config) -> str:

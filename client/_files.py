@@ -4,7 +4,7 @@
   the new, never a mix (``write_replace`` also makes the rename durable);
 - ``write_new``: publish a complete file under a name only if the name is free (exclusive
   create: of two concurrent writers exactly one wins);
-- ``file_lock``: an exclusive inter-process advisory lock.
+- ``file_lock``: an exclusive inter-process advisory lock (waited for, or only tried).
 """
 
 from __future__ import annotations
@@ -44,26 +44,38 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 
 
 @contextlib.contextmanager
-def file_lock(path: Path) -> Iterator[None]:
-    """An exclusive advisory lock held on ``path`` (created if missing) for the block."""
+def file_lock(path: Path, *, wait: bool = True) -> Iterator[bool]:
+    """An exclusive advisory lock held on ``path`` (created if missing) for the block; yields
+    whether it is held. ``wait=False`` does not wait for another holder: it yields False at
+    once instead (the block then runs without the lock and must not need it)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a+b") as handle:
         if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
             import msvcrt
 
             handle.seek(0)
-            msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK, 1)
             try:
-                yield
+                msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK if wait else msvcrt.LK_NBLCK, 1)
+            except OSError:
+                if wait:
+                    raise
+                yield False
+                return
+            try:
+                yield True
             finally:
                 handle.seek(0)
                 msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
         else:
             import fcntl
 
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
             try:
-                yield
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+            except BlockingIOError:
+                yield False
+                return
+            try:
+                yield True
             finally:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 

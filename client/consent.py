@@ -16,6 +16,11 @@ settings file decides), any other value -> OFF. So a server started elsewhere (a
 the process's settings (``client.settings.ClientSettings``) apply it once, and the gate is
 given its answer.
 
+A process whose state folder is not the account's default folder (``LMCP_HOME``) follows the
+lower of its folder's choice and the account's (``ClientSettings.account_home``): the choice
+said in a plain shell holds for every folder (docs/consent.md). No file there restricts
+nothing; an unreadable one restricts to OFF.
+
 ``mode()`` is the first thing every ``report_friction`` call does. The settings file's decision
 is cached asymmetrically, in the safe direction only:
 
@@ -34,11 +39,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
-from client._files import atomic_write_bytes
+from client._files import atomic_write_bytes, file_lock
 from client.paths import LmcpHome
 
 __all__ = [
     "LOCAL",
+    "MODE_ORDER",
     "OFF",
     "ON",
     "ConsentGate",
@@ -66,6 +72,7 @@ class ConsentSource(StrEnum):
     settings = "settings file"
     no_settings = "no settings file (default: off)"
     unreadable = "settings file unreadable (fail closed: off)"
+    account = "your choice for this account, in its default folder"
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,14 +115,63 @@ def env_restriction(environ: Mapping[str, str]) -> ConsentSource | None:
     return None
 
 
+class _SettingsFile:
+    """One ``settings.json``'s mode, re-read only when its inode, size or mtime changed."""
+
+    __slots__ = ("_key", "_path", "_status")
+
+    def __init__(self, home: LmcpHome) -> None:
+        self._path = home.settings
+        self._key: tuple[int, int, int] | None = None
+        self._status = _NO_SETTINGS
+
+    def forget(self) -> None:
+        self._key = None
+
+    def read(self) -> ConsentStatus:
+        path = self._path
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            self._key = None
+            return _NO_SETTINGS
+        except OSError:
+            self._key = None
+            return _UNREADABLE
+        key = (st.st_ino, st.st_size, st.st_mtime_ns)
+        if key == self._key:
+            return self._status
+        try:
+            doc = json.loads(path.read_bytes())
+            mode = _parse_mode(doc.get(SETTINGS_KEY) if isinstance(doc, dict) else None)
+            status = (
+                ConsentStatus(mode, ConsentSource.settings, mode, ConsentSource.settings)
+                if mode is not None
+                else _UNREADABLE
+            )
+        except (OSError, ValueError):
+            status = _UNREADABLE
+        self._key, self._status = key, status
+        return status
+
+
+#: Modes from the most restrictive: a process follows the lower of its folder's and its
+#: account's choice.
+MODE_ORDER = {OFF: 0, LOCAL: 1, ON: 2}
+
+
 class ConsentGate:
-    """The mode of one process: the settings file's, unless ``restriction`` (what the
-    process's environment says, ``ClientSettings.signals_restriction``) keeps it OFF."""
+    """The mode of one process: its state folder's choice, lowered to the account's choice
+    when ``account`` (the account's default folder) is another folder that holds one, and
+    kept OFF by ``restriction`` (what the process's environment says,
+    ``ClientSettings.signals_restriction``)."""
 
     __slots__ = (
-        "_cache_key",
+        "_account",
+        "_account_file",
         "_cache_status",
         "_home",
+        "_home_file",
         "_off_ttl",
         "_off_until",
         "_restriction",
@@ -126,13 +182,17 @@ class ConsentGate:
         home: LmcpHome,
         restriction: ConsentSource | None = None,
         *,
+        account: LmcpHome | None = None,
         off_ttl_s: float = 1.0,
     ) -> None:
         self._home = home
         self._restriction = restriction
+        other = account if account is not None and account != home else None
+        self._account = other
+        self._home_file = _SettingsFile(home)
+        self._account_file = _SettingsFile(other) if other is not None else None
         self._off_ttl = off_ttl_s
         self._off_until = 0.0
-        self._cache_key: tuple[int, int, int] | None = None
         self._cache_status = _NO_SETTINGS
 
     @property
@@ -140,28 +200,43 @@ class ConsentGate:
         """The environment variable forcing this process OFF, if any."""
         return self._restriction
 
+    @property
+    def account(self) -> LmcpHome | None:
+        """The account's default folder whose choice this process also follows (None: this
+        process's folder is that folder)."""
+        return self._account
+
     def mode(self) -> SignalsMode:
         if self._restriction is not None:  # the first thing every report does: one look-up
             return OFF
-        return self._from_file().mode
+        return self._decided().mode
 
     def enabled(self) -> bool:
         """Whether signals may be uploaded (mode ``on``)."""
         return self.mode() is ON
 
+    def account_choice(self) -> ConsentStatus | None:
+        """The account folder's own choice (None: no other folder, or it holds no choice)."""
+        if self._account_file is None:
+            return None
+        status = self._account_file.read()
+        return None if status is _NO_SETTINGS else status
+
     def status(self) -> ConsentStatus:
-        from_file = self._from_file()
+        decided = self._decided()
         restriction = self._restriction
         if restriction is not None:
-            return ConsentStatus(SignalsMode.off, restriction, from_file.mode, from_file.source)
-        return ConsentStatus(from_file.mode, from_file.source, from_file.mode, from_file.source)
+            setting, source = decided.setting, decided.setting_source
+            return ConsentStatus(SignalsMode.off, restriction, setting, source)
+        return decided
 
     def set_enabled(self, on: bool) -> None:
         """Record ``on`` or ``off`` (see ``set_mode``)."""
         self.set_mode(SignalsMode.on if on else SignalsMode.off)
 
     def set_mode(self, mode: SignalsMode) -> None:
-        """Record the user's choice. Leaving ``on`` purges the outbox; ``off`` forgets all."""
+        """Record the user's choice in this process's folder. Leaving ``on`` purges the outbox;
+        ``off`` forgets all. (The account's choice, when it is lower, still holds here.)"""
         path = self._home.settings
         try:
             doc = json.loads(path.read_text(encoding="utf-8"))
@@ -170,8 +245,12 @@ class ConsentGate:
         except (OSError, ValueError):
             doc = {}
         doc[SETTINGS_KEY] = mode.value
-        atomic_write_bytes(path, (json.dumps(doc, indent=2) + "\n").encode())
-        self._cache_key = None
+        # Under the send lock: a POST under way ends first, and every later one asks consent
+        # after this write (``client.sender``). Then the purges: a signal kept meanwhile by a
+        # report that began before is undone by it, or by that report's own check after.
+        with file_lock(self._home.send_lock):
+            atomic_write_bytes(path, (json.dumps(doc, indent=2) + "\n").encode())
+        self._home_file.forget()
         self._off_until = 0.0
         if mode is SignalsMode.on:
             return
@@ -187,39 +266,22 @@ class ConsentGate:
             except FileNotFoundError:
                 pass
 
-    def _from_file(self) -> ConsentStatus:
+    def _decided(self) -> ConsentStatus:
+        """The folder's choice, lowered to the account's; an OFF is reused for ``off_ttl``."""
         now = time.monotonic()
         if now < self._off_until:
             return self._cache_status  # a recent OFF: safe to reuse
-        status = self._read_file()
+        status = self._home_file.read()
+        if self._account_file is not None:
+            account = self._account_file.read()
+            # No file there: the account made no choice, and restricts nothing. An unreadable
+            # one restricts to OFF (fail closed), as everywhere.
+            if account is not _NO_SETTINGS and MODE_ORDER[account.mode] < MODE_ORDER[status.mode]:
+                status = ConsentStatus(
+                    account.mode, ConsentSource.account, status.setting, status.setting_source
+                )
         self._cache_status = status
         self._off_until = now + self._off_ttl if status.mode is OFF else 0.0
-        return status
-
-    def _read_file(self) -> ConsentStatus:
-        path = self._home.settings
-        try:
-            st = os.stat(path)
-        except FileNotFoundError:
-            self._cache_key = None
-            return _NO_SETTINGS
-        except OSError:
-            self._cache_key = None
-            return _UNREADABLE
-        key = (st.st_ino, st.st_size, st.st_mtime_ns)
-        if key == self._cache_key:
-            return self._cache_status
-        try:
-            doc = json.loads(path.read_bytes())
-            mode = _parse_mode(doc.get(SETTINGS_KEY) if isinstance(doc, dict) else None)
-            status = (
-                ConsentStatus(mode, ConsentSource.settings, mode, ConsentSource.settings)
-                if mode is not None
-                else _UNREADABLE
-            )
-        except (OSError, ValueError):
-            status = _UNREADABLE
-        self._cache_key = key
         return status
 
 

@@ -8,7 +8,9 @@
 The thread drains the whole outbox in batches (with the sender's own bounded retries), backs
 off exponentially with jitter (up to ``max_backoff_s``) while the collector cannot be reached,
 and clears the "failing" mark when a drain succeeds -- so the outbox drains itself when the
-collector returns. Consent is checked before every drain. On close, what is still queued gets
+collector returns. Consent is checked before every drain, and the sender asks it again right
+before each POST (``client.sender``); a signal queued while the user was turning signals off
+is purged as ``off`` purges (``submit``). On close, what is still queued gets
 one more drain of one bounded try per batch, in the closing thread, so the state is final when
 ``close`` returns (a short-lived process does not strand what it queued a moment ago).
 
@@ -34,7 +36,7 @@ from client.sender import Delivery, DeliveryReport, Sender
 from client.sentlog import SentLog
 from contract.schema import FrictionSignal
 
-__all__ = ["BackgroundDelivery", "DrainResult", "drain_outbox", "settle"]
+__all__ = ["BackgroundDelivery", "DrainResult", "drain_outbox", "queue_while_allowed", "settle"]
 
 log = logging.getLogger(__name__)
 BATCH = 100
@@ -57,7 +59,8 @@ def settle(
     signals always go; the others only when the collector answered (not ``failed``)."""
     late = set(report.expired)
     expired = [s for s in batch if s.signal_id in late]
-    rest = [] if report.status is Delivery.failed else [s for s in batch if s.signal_id not in late]
+    kept = report.status is Delivery.failed or report.status is Delivery.withdrawn
+    rest = [] if kept else [s for s in batch if s.signal_id not in late]
     # Logged before they leave the outbox: the contribution bound counts both, so a signal
     # is never in neither (a crash between leaves it in both: the collector drops the repeat).
     sent_log.append("expired", expired)
@@ -102,13 +105,16 @@ class BackgroundDelivery:
         self._due: float | None = None
 
     def submit(self, signal: FrictionSignal) -> DeliveryReport:
-        """Deliver ``signal`` in one bounded try, or queue it durably for the thread."""
+        """Deliver ``signal`` in one bounded try, or queue it durably for the thread
+        (``withdrawn``: signals were turned off meanwhile, and it is neither sent nor kept)."""
         if not self._failing.is_set():
             result = self._sender.attempt([signal], self._attempt_s)
             if result.status is not Delivery.failed:
                 return result
-            self._failing.set()
-        self._outbox.add([signal])
+            if result.attempts:  # not when only another POST of this home was under way
+                self._failing.set()
+        if not queue_while_allowed(self._outbox, [signal], self._enabled):
+            return DeliveryReport(Delivery.withdrawn, 0)
         self._schedule(time.monotonic() + self._min_backoff)
         return DeliveryReport(Delivery.failed, 0)
 
@@ -185,6 +191,22 @@ class BackgroundDelivery:
                 backoff = self._min_backoff
 
 
+def queue_while_allowed(
+    outbox: Outbox, signals: list[FrictionSignal], allowed: Callable[[], bool]
+) -> bool:
+    """Queue ``signals`` unless signals stopped being allowed meanwhile; whether they are kept.
+
+    Asked AFTER the append: the user's choice is recorded before the outbox is purged
+    (``ConsentGate.set_mode``), so an append that lands after that purge sees the choice here
+    and purges again -- what the purge would have done -- and one that lands before it is
+    purged by it."""
+    outbox.add(signals)
+    if allowed():
+        return True
+    outbox.purge()
+    return False
+
+
 def drain_outbox(
     outbox: Outbox,
     sender: Sender,
@@ -205,6 +227,8 @@ def drain_outbox(
             break
         report = sender.send(batch) if attempt_s is None else sender.attempt(batch, attempt_s)
         done = settle(outbox, sent_log, batch, report)
+        if report.status is Delivery.withdrawn:  # signals turned off: the rest is not sent
+            break
         delivered += done.delivered
         rejected += done.rejected
         expired += done.expired

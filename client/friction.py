@@ -8,6 +8,13 @@ Only then is the signal built, with that day, from the ``FailureContext`` (shape
 agent's attempt count as a bucket). In local-only mode it
 is kept in the local log and never uploaded; when on, it is sent in the call and queued in the
 outbox if the collector cannot be reached.
+
+Consent is also asked again wherever the report acts after that first check, because the user
+may turn signals off while it runs (the budget's claim alone waits for a file lock and an
+fsync): right before every POST (``client.sender``), and right AFTER anything is kept -- the
+outbox (``queue_while_allowed``), the local log, the latest failure -- undoing it as ``off``
+does. ``ConsentGate.set_mode`` records the choice before it purges, so whichever of the two
+comes second sees the other.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from client._files import atomic_write_bytes
 from client.collector_url import url_problem
 from client.consent import LOCAL, OFF, ConsentGate
 from client.contributions import ContributionBudget, contribution_key
-from client.delivery import BackgroundDelivery, drain_outbox
+from client.delivery import BackgroundDelivery, drain_outbox, queue_while_allowed
 from client.errors import ToolFailure
 from client.host import FailureContext, ToolHost
 from client.outbox import Outbox, OutboxUnwritable
@@ -198,16 +205,27 @@ class FrictionReporter:
             self._host.forget_failure(context)
         if mode is LOCAL:
             self._log.append("local", [signal])
+            if self._consent.mode() is OFF:  # turned off meanwhile: forget it as `off` does
+                self._log.forget_local()
+                return {"sent": False, "reason": "anonymous_signals_off"}
             return {"sent": False, "reason": "local_only", "signal_id": str(signal.signal_id)}
         try:
             return self._deliver(signal)
         except OutboxUnwritable:  # only what is on disk is ever answered "queued"
             return {"sent": False, "queued": False, "reason": "outbox_unwritable"}
 
+    def _withdrawn(self) -> dict[str, Any]:
+        """The answer for a signal neither sent nor kept: signals were turned off (or to
+        local-only) while it was being reported."""
+        reason = "anonymous_signals_off" if self._consent.mode() is OFF else "local_only"
+        return {"sent": False, "reason": reason}
+
     def _deliver(self, signal: FrictionSignal) -> dict[str, Any]:
+        enabled = self._consent.enabled
         if url_problem(self._sender.url) is not None:
             # A mistyped URL would never deliver (or get a 404 and drop): keep it for a fixed URL.
-            self._outbox.add([signal])
+            if not queue_while_allowed(self._outbox, [signal], enabled):
+                return self._withdrawn()
             return {"sent": False, "queued": True, "reason": "collector_url_invalid"}
         # Background delivery: queued durably, the call waits a bounded few milliseconds.
         delivery = self._delivery
@@ -221,8 +239,10 @@ class FrictionReporter:
         if result.status is Delivery.expired:  # the collector's clock says its week is closed
             self._log.append("expired", [signal])
             return {"sent": False, "reason": "day_out_of_window"}
-        if delivery is None:
-            self._outbox.add([signal])
+        if result.status is Delivery.withdrawn:
+            return self._withdrawn()
+        if delivery is None and not queue_while_allowed(self._outbox, [signal], enabled):
+            return self._withdrawn()
         return {"sent": False, "queued": True, "reason": "collector_not_reached"}
 
     def prepare(self, args: Mapping[str, Any]) -> tuple[FrictionSignal, FailureContext | None]:
@@ -302,6 +322,8 @@ class FrictionReporter:
             "app": context.app.model_dump(mode="json"),
         }
         atomic_write_bytes(self._home.last_failure, json.dumps(doc).encode())
+        if self._consent.mode() is OFF:  # turned off meanwhile: forget it as `off` does
+            self._home.last_failure.unlink(missing_ok=True)
 
     def preview(self) -> FrictionSignal | None:
         """The signal that would be sent for the latest failure (friction_type ``other``)."""

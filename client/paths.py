@@ -31,6 +31,12 @@ class LmcpHome:
         return self.root / "outbox.json"
 
     @property
+    def send_lock(self) -> Path:
+        """Held around each POST (with the consent check before it) and around recording a
+        choice: once ``lmcp signals off`` has recorded it, no POST starts."""
+        return self.root / ".send.lock"
+
+    @property
     def sent_log(self) -> Path:
         """What was sent, for ``lmcp signals log`` (JSON lines, bounded)."""
         return self.root / "sent.jsonl"

@@ -73,8 +73,13 @@ class Runtime:
         home = settings.home
         probe = app_probe or FileAppProbe(home.apps)
         host = ToolHost(app_probe=probe)
-        consent = ConsentGate(home, settings.signals_restriction)
-        sender = Sender(settings.collector_url, transport=transport)
+        consent = ConsentGate(home, settings.signals_restriction, account=settings.account_home)
+        sender = Sender(
+            settings.collector_url,
+            transport=transport,
+            allowed=consent.enabled,
+            send_lock=home.send_lock,
+        )
         outbox = Outbox(home)
         sent_log = SentLog(home)
         delivery = BackgroundDelivery(outbox, sender, sent_log, consent.enabled)

@@ -11,6 +11,10 @@
   ``day_out_of_window`` (the collector's clock says so) expires the signals it points at, and
   the rest of the batch is sent again at once. A signal keeps the day it was built with, so a
   report built before midnight and delivered after counts in the week it was claimed for.
+- consent is checked again right before EVERY POST, under the home's send lock, which
+  recording a choice also takes (``ConsentGate.set_mode``): once ``lmcp signals off`` has
+  returned, no POST starts, whatever was checked when the report began or the drain started.
+  A POST already under way when the choice is recorded ends first (the choice waits for it).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 
 import httpx
 from tenacity import (
@@ -35,6 +40,7 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
+from client._files import file_lock
 from client._tls import tls_context
 from client.collector_url import DEFAULT_URL
 from contract.days import utc_today
@@ -61,6 +67,7 @@ class Delivery(StrEnum):
     rejected = "rejected"  # a 4xx: dropped, counted
     failed = "failed"  # not reached in the budget: keep it for later
     expired = "expired"  # too late for its week's release: dropped, never counted
+    withdrawn = "withdrawn"  # signals no longer "on" when its POST was due: never sent
 
 
 #: The problem code of a collector refusing a signal's day (``collector.ingest.check_days``).
@@ -112,6 +119,14 @@ def _pointed(response: httpx.Response, count: int) -> list[int] | None:
     return sorted(out) if out else list(range(count))
 
 
+class _Withdrawn(Exception):
+    """Consent was no longer "on" when a POST was due: nothing is sent."""
+
+
+class _Busy(Exception):
+    """Another POST of this home holds the send lock, and this one does not wait for it."""
+
+
 class _Retryable(Exception):
     def __init__(self, retry_after: float | None = None, http_status: int | None = None) -> None:
         super().__init__("retryable")
@@ -151,8 +166,12 @@ class Sender:
         timeout_s: float = 2.0,
         sleep: Callable[[float], None] = time.sleep,
         today: Callable[[], dt.date] = utc_today,
+        allowed: Callable[[], bool] | None = None,
+        send_lock: Path | None = None,
     ) -> None:
-        """``today``: the UTC day a signal's lateness is judged on (tests move it)."""
+        """``today``: the UTC day a signal's lateness is judged on (tests move it).
+        ``allowed``: whether signals may be uploaded now (``ConsentGate.enabled``), asked right
+        before each POST, holding ``send_lock`` (``LmcpHome.send_lock``) when one is given."""
         #: The collector's base URL as configured (``client.collector_url.url_problem`` checks it).
         self.url = url
         self._endpoint = url.rstrip("/") + "/v1/signals"
@@ -161,6 +180,8 @@ class Sender:
         self._timeout = timeout_s
         self._sleep = sleep
         self._today = today
+        self._allowed = allowed
+        self._send_lock = send_lock
         self._backoff = wait_exponential_jitter(multiplier=0.2, max=2.0, jitter=0.2)
         self._client = httpx.Client(
             transport=transport,
@@ -189,6 +210,8 @@ class Sender:
             while True:
                 report, response = self._send(encode_batch(fresh))
                 attempts += report.attempts
+                if report.status is Delivery.withdrawn:
+                    return DeliveryReport(Delivery.withdrawn, attempts, None, late)
                 pointed = None if response is None else _pointed(response, len(fresh))
                 if pointed is None:
                     break
@@ -220,9 +243,12 @@ class Sender:
         if not fresh:
             return _unsent(late)
         try:
-            response = self._client.post(
-                self._endpoint, content=encode_batch(fresh), timeout=httpx.Timeout(timeout_s)
-            )
+            # Not waiting for another POST of this home: a tool call never waits on one.
+            response = self._post(encode_batch(fresh), httpx.Timeout(timeout_s), wait=False)
+        except _Withdrawn:
+            return DeliveryReport(Delivery.withdrawn, 0, None, late)
+        except _Busy:  # queued: the background drain sends it after the other POST
+            return DeliveryReport(Delivery.failed, 0, None, late)
         except Exception as exc:  # refused, timed out, anything: the background retries
             log.debug("in-call delivery failed: %s", type(exc).__name__)
             return DeliveryReport(Delivery.failed, 1, None, late)
@@ -269,10 +295,8 @@ class Sender:
                 raise _Retryable()
             timeout = min(self._timeout, remaining)
             try:
-                response = self._client.post(
-                    self._endpoint,
-                    content=body,
-                    timeout=httpx.Timeout(timeout, connect=min(1.0, timeout)),
+                response = self._post(
+                    body, httpx.Timeout(timeout, connect=min(1.0, timeout)), wait=True
                 )
             except httpx.TransportError as exc:
                 raise _Retryable() from exc
@@ -293,6 +317,23 @@ class Sender:
             status = retrying(attempt)
         except _Retryable:
             return DeliveryReport(Delivery.failed, attempts, last_status), None
+        except _Withdrawn:
+            return DeliveryReport(Delivery.withdrawn, attempts - 1, last_status), None
         if 200 <= status < 300:
             return DeliveryReport(Delivery.delivered, attempts, status), last
         return DeliveryReport(Delivery.rejected, attempts, status), last
+
+    def _post(self, body: bytes, timeout: httpx.Timeout, *, wait: bool) -> httpx.Response:
+        """One POST of ``body``, consent asked right before it under the send lock (raises
+        ``_Withdrawn``: nothing sent; ``_Busy``: the lock is held and ``wait`` is False)."""
+        allowed = self._allowed
+        if self._send_lock is None:
+            if allowed is not None and not allowed():
+                raise _Withdrawn()
+            return self._client.post(self._endpoint, content=body, timeout=timeout)
+        with file_lock(self._send_lock, wait=wait) as held:
+            if not held:
+                raise _Busy()
+            if allowed is not None and not allowed():
+                raise _Withdrawn()
+            return self._client.post(self._endpoint, content=body, timeout=timeout)

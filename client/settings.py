@@ -56,6 +56,10 @@ class ClientSettings:
 
     #: The folder of all client state (``client.paths.LmcpHome``).
     home: LmcpHome = field(default_factory=default_home, metadata=_from("LMCP_HOME"))
+    #: This account's default folder: its consent choice also holds where ``home`` is another
+    #: folder (the lower of the two: ``client.consent.ConsentGate``). No variable of LMCP's
+    #: moves it.
+    account_home: LmcpHome = field(default_factory=default_home, metadata=_from())
     #: The collector's base URL; ``client.collector_url.url_problem`` says when it is unusable.
     collector_url: str = field(default=collector_url({}), metadata=_from(URL_VARIABLE))
     #: The variable that keeps signals OFF in this process, or None (it never turns them on).
@@ -84,8 +88,10 @@ class ClientSettings:
         for consent, where an unknown value keeps signals off (fail closed)."""
         home = environ.get("LMCP_HOME")
         token_file = environ.get("LMCP_SKILLS_TOKEN_FILE")
+        account = default_home()
         return cls(
-            home=LmcpHome(Path(home).expanduser()) if home else default_home(),
+            home=LmcpHome(Path(home).expanduser()) if home else account,
+            account_home=account,
             collector_url=collector_url(environ),
             signals_restriction=env_restriction(environ),
             skills_url=(environ.get("LMCP_SKILLS_URL") or DEFAULT_SKILLS_URL).rstrip("/"),

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from client.collector_url import URL_VARIABLE, url_problem
-from client.consent import ConsentGate, SignalsMode
+from client.consent import MODE_ORDER, ConsentGate, ConsentSource, SignalsMode
 from client.paths import LmcpHome
 from client.settings import ClientSettings
 
@@ -69,16 +69,19 @@ def _status(settings: ClientSettings) -> dict[str, Any]:
     from contract.days import utc_today
 
     home = _home(settings)
-    consent = ConsentGate(home, settings.signals_restriction)
+    consent = ConsentGate(home, settings.signals_restriction, account=settings.account_home)
     state = consent.status()
     restriction = consent.restriction
     budget = ContributionBudget(home)
     today = utc_today()
     latest = budget.latest()
     url = settings.collector_url
+    account = consent.account_choice()
     return {
         "choice": state.setting.value,
         "choice_source": state.setting_source.value,
+        "account_choice": None if account is None else account.mode.value,
+        "account_folder": None if consent.account is None else str(consent.account.root),
         "environment_restriction": None if restriction is None else restriction.value,
         "effective_mode": state.mode.value,
         "today": today.isoformat(),
@@ -116,6 +119,14 @@ def status(
     bold = typer.style(choice.value, bold=True)
     typer.echo(f"your choice (settings file): {bold}  ({report['choice_source']})")
     typer.echo(f"  {_MEANING[choice]}")
+    account = report["account_choice"]
+    if account is not None:
+        typer.echo(
+            f"this account's choice ({report['account_folder']}): "
+            f"{typer.style(account, bold=True)}  (a process follows the lower of the two)"
+        )
+        if MODE_ORDER[SignalsMode(account)] < MODE_ORDER[choice]:
+            typer.echo(f"  so a server with this state folder is {account}.")
     restriction = report["environment_restriction"]
     if restriction is None:
         typer.echo("this shell's environment: restricts nothing")
@@ -177,7 +188,7 @@ def _set(mode: SignalsMode) -> None:
 
     settings = ClientSettings.from_process()
     home = _home(settings)
-    consent = ConsentGate(home, settings.signals_restriction)
+    consent = ConsentGate(home, settings.signals_restriction, account=settings.account_home)
     queued = len(Outbox(home))
     consent.set_mode(mode)
     typer.echo(f"anonymous signals are now {mode.value}: {_MEANING[mode]}")
@@ -196,6 +207,14 @@ def _set(mode: SignalsMode) -> None:
     if restriction is not None and mode is not SignalsMode.off:
         note = typer.style("note:", fg="yellow")
         typer.echo(f"{note} {restriction.value} in this shell keeps them off here.")
+    held = consent.status()
+    if held.source is ConsentSource.account and consent.account is not None:
+        note = typer.style("note:", fg="yellow")
+        typer.echo(
+            f"{note} this account's choice keeps this folder {held.mode.value}: it is recorded "
+            f"in {consent.account.root}; run `lmcp signals {mode.value}` without LMCP_HOME to "
+            "change it there."
+        )
 
 
 #: What ``preview`` shows in place of the random id each signal gets (a valid, fixed UUID4).

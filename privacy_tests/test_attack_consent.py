@@ -173,3 +173,41 @@ def test_local_mode_keeps_signals_for_preview_and_log_and_opens_no_connection(
     _cli(home, "off")
     with Runtime.from_env(env) as rt:
         assert [e.status for e in rt.sent_log.entries()] == ["delivered"]
+
+
+def test_another_state_folder_cannot_lift_the_account_s_off(tmp_path: Path) -> None:
+    """The user says off in a plain shell (the account's default folder). A server started with
+    ``LMCP_HOME`` at another folder whose settings say ``on`` -- one the agent wrote with LMCP's
+    own ``write_file`` into the files root, or one the user turned on long ago -- sends nothing,
+    opens no connection, and ``lmcp signals status`` there says why."""
+    plain = {"LMCP_HOME": None}  # the shell the user types in: no LMCP_HOME
+    result = CliRunner().invoke(lmcp, ["signals", "off"], env=plain)
+    assert result.exit_code == 0, result.output
+    account = Path(os.environ["XDG_DATA_HOME"]) / "lmcp"  # the test's own account folder
+    assert json.loads((account / "settings.json").read_text())["anonymous_signals"] == "off"
+    with Runtime.from_env({"LMCP_COLLECTOR_URL": "http://127.0.0.1:9"}) as rt:
+        planted = rt.host.dispatch(
+            "write_file",
+            {"path": "x/settings.json", "content": json.dumps({"anonymous_signals": "on"})},
+        ).to_dict()
+    assert planted["ok"] is True, planted
+    elsewhere = account / "files" / "x"
+    settings = _collector(tmp_path)
+    with running_collector(settings) as url:
+        env = {"LMCP_HOME": str(elsewhere), "LMCP_COLLECTOR_URL": url}
+        with SocketGuard(block=False) as guard:
+            with Runtime.from_env(env) as rt:
+                replies = _workload(rt)
+        assert guard.attempts == [], guard.attempts
+    assert replies[:2] == [{"sent": False, "reason": "anonymous_signals_off"}] * 2
+    assert _stored(settings.db_path) == 0
+    said = _cli(elsewhere, "status")
+    assert "your choice (settings file): on" in said
+    assert f"this account's choice ({account}): off" in said
+    assert "so a server with this state folder is off" in said
+    # Only the user lifts it, where it was said: then that folder's own `on` holds again.
+    assert CliRunner().invoke(lmcp, ["signals", "on"], env=plain).exit_code == 0
+    with Runtime.from_env(
+        {"LMCP_HOME": str(elsewhere), "LMCP_COLLECTOR_URL": "http://127.0.0.1:9"}
+    ) as rt:
+        assert rt.consent.enabled()

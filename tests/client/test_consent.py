@@ -192,3 +192,52 @@ def test_only_off_is_cached_and_only_for_the_ttl(
     home.settings.write_text('{"anonymous_signals": false, "padding": "xxxxxxxx"}')
     os.utime(home.settings, ns=(1, 1))
     assert not gate.enabled()
+
+
+#: What a folder's ``settings.json`` may hold: a mode, nothing, or something unreadable.
+_HELD = ["off", "local", "on", None, "garbage"]
+
+
+def _hold(folder: Path, held: str | None) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    if held == "garbage":
+        (folder / "settings.json").write_text("{not json", encoding="utf-8")
+    elif held is not None:
+        (folder / "settings.json").write_text(f'{{"anonymous_signals": "{held}"}}')
+
+
+@pytest.mark.parametrize("account_held", _HELD)
+@pytest.mark.parametrize("home_held", _HELD)
+def test_a_folder_follows_the_lower_of_its_choice_and_the_account_s(
+    tmp_path: Path, home_held: str | None, account_held: str | None
+) -> None:
+    """No file in the account's folder restricts nothing; anything else it holds lowers the
+    folder's own mode (an unreadable file to off); never does it raise it."""
+    order = ["off", "local", "on"]
+    home, account = tmp_path / "home", tmp_path / "account"
+    _hold(home, home_held)
+    _hold(account, account_held)
+    gate = ConsentGate(LmcpHome(home), account=LmcpHome(account))
+    own = home_held if home_held in order else "off"  # no file, or unreadable: off
+    if account_held is None:
+        expected = own
+    else:
+        ceiling = account_held if account_held in order else "off"
+        expected = min(own, ceiling, key=order.index)
+    assert gate.mode().value == expected
+    lowered = expected != own
+    assert (gate.status().source is ConsentSource.account) == lowered
+    assert gate.status().setting.value == own  # what the folder itself says, always shown
+
+
+def test_the_account_s_off_reaches_a_server_at_once_and_its_own_folder_is_not_restricted(
+    tmp_path: Path,
+) -> None:
+    home, account = LmcpHome(tmp_path / "home"), LmcpHome(tmp_path / "account")
+    _hold(home.root, "on")
+    gate = ConsentGate(home, account=account)
+    assert gate.enabled()
+    ConsentGate(account).set_mode(consent_module.SignalsMode.off)  # `lmcp signals off` there
+    assert not gate.enabled()
+    # The account's own folder is not "another" folder: it follows only itself.
+    assert ConsentGate(account, account=account).account is None

@@ -8,14 +8,17 @@ import email.utils
 import json
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import httpx
 import pytest
 
+from client._files import file_lock
 from client.delivery import BackgroundDelivery, drain_outbox
 from client.outbox import Outbox
 from client.paths import LmcpHome
 from client.sender import Delivery, Sender, expired_by_clock, parse_retry_after
+from client.sentlog import SentLog
 from contract.days import accepts_day
 from contract.limits import LATE_DAYS
 from tests.factories import TODAY, make_signal
@@ -253,3 +256,43 @@ def test_the_background_drain_drops_late_signals_and_delivers_the_rest(home: Lmc
     assert sorted(e.status for e in log.entries()) == ["delivered"] * 2 + ["expired"] * 2
     assert _days(rec.requests[0]) == [(TODAY - 2 * ONE).isoformat(), TODAY.isoformat()]
     delivery.close()
+
+
+def test_consent_is_asked_before_every_post_and_a_withdrawal_sends_nothing_more() -> None:
+    """Signals turned off between two retries: the retry is not sent, the batch is kept."""
+    rec = Recorder(httpx.Response(503), httpx.Response(200))
+    answers = iter([True, False])
+    sender, _ = make(rec, allowed=lambda: next(answers))
+    report = sender.send([make_signal()])
+    assert report.status is Delivery.withdrawn and report.attempts == 1
+    assert len(rec.requests) == 1
+    one_try = Sender(transport=rec.transport, today=lambda: TODAY, allowed=lambda: False)
+    assert one_try.attempt([make_signal()], 0.5).status is Delivery.withdrawn
+    assert len(rec.requests) == 1
+
+
+def test_the_in_call_try_never_waits_for_another_post_of_its_home(tmp_path: Path) -> None:
+    """The send lock held elsewhere (a drain's POST, or `off` being recorded): the in-call try
+    queues at once instead of waiting; a drain waits for it and then asks consent."""
+    rec = Recorder(httpx.Response(200))
+    home = LmcpHome(tmp_path)
+    sender, _ = make(rec, allowed=lambda: True, send_lock=home.send_lock)
+    with file_lock(home.send_lock) as held:
+        assert held
+        with file_lock(home.send_lock, wait=False) as second:
+            assert second is False
+        report = sender.attempt([make_signal()], 0.5)
+    assert report.status is Delivery.failed and report.attempts == 0 and rec.requests == []
+    assert sender.attempt([make_signal()], 0.5).status is Delivery.delivered
+
+
+def test_a_drain_stops_at_the_first_withdrawn_batch(tmp_path: Path) -> None:
+    rec = Recorder(*[httpx.Response(200)] * 3)
+    home = LmcpHome(tmp_path)
+    outbox = Outbox(home)
+    outbox.add([make_signal() for _ in range(250)])
+    answers = iter([True, False, True])
+    sender, _ = make(rec, allowed=lambda: next(answers))
+    done = drain_outbox(outbox, sender, SentLog(home))
+    assert (done.delivered, done.failed) == (100, False)
+    assert len(rec.requests) == 1 and len(outbox) == 150
