@@ -9,7 +9,8 @@
   field errors (422) naming the JSON pointer and the rule (``collector.guard``: its CPU is
   bounded by the body's bytes).
 - Each signal may be the current version or the previous one (tagged on ``schema_version``);
-  ``current_batch`` maps every v1 signal to v2 before any row is built.
+  ``current_batch`` maps every v1 signal to v2 before any row is built (its attempt count to
+  a bucket, its ``other`` arguments to one).
 - Then the rules on validated signals (``SIGNAL_RULES``): ``check_days`` refuses signals dated
   outside the accepted window.
 
@@ -31,7 +32,7 @@ from collector import _wire
 from collector.guard import judged
 from contract.days import accepts_day
 from contract.limits import LATE_DAYS
-from contract.schema import attempts_bucket
+from contract.schema import ArgName, ArgType, attempts_bucket, size_bucket
 from service.errors import ProblemError
 
 __all__ = [
@@ -139,8 +140,8 @@ def validate_batch(body: bytes) -> ValidBatch:
 
 
 def current_batch(signals: Sequence[_wire.Signal]) -> tuple[_wire.FrictionSignal, ...]:
-    """Every signal in the current version (a v1 signal's attempt count becomes its bucket,
-    as ``contract.schema.upgrade`` maps the models)."""
+    """Every signal in the current version (a v1 signal's attempt count becomes its bucket and
+    its ``other`` arguments one, as ``contract.schema.upgrade`` maps the models)."""
     if _wire.FrictionSignalV1 not in set(map(type, signals)):  # the common case, at C speed
         return tuple(signals)  # type: ignore[arg-type]  # every one is current
     return tuple(_upgraded(s) if isinstance(s, _wire.FrictionSignalV1) else s for s in signals)
@@ -149,7 +150,22 @@ def current_batch(signals: Sequence[_wire.Signal]) -> tuple[_wire.FrictionSignal
 def _upgraded(signal: _wire.FrictionSignalV1) -> _wire.FrictionSignal:
     fields = msgspec.structs.asdict(signal)
     bucket = attempts_bucket(fields.pop("attempt_count"))
+    fields["args"] = _folded(signal.args)
     return _wire.FrictionSignal(**fields, attempts=None if bucket is None else bucket.value)
+
+
+_OTHER = ArgName.other.value
+
+
+def _folded(args: tuple[_wire.ArgShape, ...]) -> tuple[_wire.ArgShape, ...]:
+    """v1's ``other`` entries (one per undeclared key) as v2's one, after the declared ones
+    (as ``contract.schema.upgrade`` folds them, on the fast decoder's structs)."""
+    undeclared = sum(1 for a in args if a.name == _OTHER)
+    if not undeclared:
+        return args
+    kept = tuple(a for a in args if a.name != _OTHER)
+    shape = {"name": _OTHER, "type": ArgType.object.value, "size": size_bucket(undeclared).value}
+    return (*kept, msgspec.convert(shape, _wire.ArgShape))
 
 
 _DAY = operator.attrgetter("day")
