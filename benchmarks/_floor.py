@@ -14,10 +14,11 @@ The same reasoning gives collector / peer at batch 100 and 500: the peer
 (``benchmarks/_peer.py``) decodes with the collector's structs, shapes its rows with the
 collector's ``signal_rows`` and runs the same INSERT behind the same HTTP server, so the two
 differ by what each does alone -- the peer checks each signal's day and de-duplicates in a
-Python loop, the collector checks each distinct day and claims a flush's ids at C speed.
-``own`` measures both; ``peer / (peer - peer's own + collector's own)`` is the ratio that
-difference alone gives (the collector's per-request and per-flush machinery, ~0.01 us a signal
-at batch 500, is left out). A run's measured ratio scatters around it with the machine's load.
+Python loop, the collector checks each distinct day and claims a flush's ids at C speed (and
+each checks every signal's argument names its own way). ``own`` measures both; ``peer /
+(peer - peer's own + collector's own)`` is the ratio that difference alone gives (the
+collector's per-request and per-flush machinery, ~0.01 us a signal at batch 500, is left out).
+A run's measured ratio scatters around it with the machine's load.
 """
 
 from __future__ import annotations
@@ -86,26 +87,31 @@ def steps(bodies: list[bytes]) -> dict[str, float]:
 
 
 def own(bodies: list[bytes]) -> dict[str, float]:
-    """Microseconds of CPU per signal of what only one of the two servers does with the
-    batches of ``bodies``, taken as one flush: ``peer`` (each signal's day, the de-duplicating
-    loop) and ``collector`` (``check_days``, ``OpenIds.claim`` of the flush's ids)."""
-    from benchmarks._peer import fresh_signals, in_window
-    from collector.ingest import check_days, validate_batch
+    """Microseconds of CPU per signal of what each of the two servers does its own way with
+    the batches of ``bodies``, taken as one flush: ``peer`` (each signal's day and argument
+    names, the de-duplicating loop) and ``collector`` (``check_days``, ``check_args``,
+    ``OpenIds.claim`` of the flush's ids)."""
+    from benchmarks._peer import args_declared, fresh_signals, in_window
+    from collector.ingest import check_args, check_days, validate_batch
     from collector.open_ids import OpenIds
+    from contract.catalogue import load_catalogue
 
     batches = [validate_batch(body).signals for body in bodies]
     ids = [s.signal_id.int for batch in batches for s in batch]
     count = len(ids)
     today = dt.datetime.now(dt.UTC).date()
+    carried = load_catalogue().signal_arg_names()
 
     def peer() -> None:
         for batch in batches:
             in_window(batch, today)
+            args_declared(batch, carried)
         fresh_signals(batches, set())
 
     def collector() -> None:
         for batch in batches:
             check_days(batch, today, 90)
+            check_args(batch, today, carried)
         OpenIds().claim(today, ids)
 
     return {"peer": _cpu_us(peer, count), "collector": _cpu_us(collector, count)}
@@ -148,8 +154,11 @@ def floor(
             if collector_per_cpu_s
             else []
         ),
-        ["the peer's own work (day, de-duplication)", f"{alone['peer']:.2f} us/signal"],
-        ["the collector's own work (day window, claim)", f"{alone['collector']:.2f} us/signal"],
+        ["the peer's own work (day, arg names, de-duplication)", f"{alone['peer']:.2f} us/signal"],
+        [
+            "the collector's own work (day window, arg names, claim)",
+            f"{alone['collector']:.2f} us/signal",
+        ],
     ]
     for batch, per_cpu_s in sorted(peer_per_cpu_s.items()):
         peer_us = 1e6 / per_cpu_s

@@ -3,7 +3,8 @@
 A raw ASGI app (no framework, no middleware, no telemetry), msgspec strict decoding with the
 collector's own rules (the generated structs, ``collector/_wire.py``: unknown fields forbidden
 at every level, enums, UUID4, dates, bounded arrays, the version pattern; then the day
-window), and a group-commit writer thread that takes whatever is pending, shapes it into Arrow
+window, and argument names each once and declared by their tool), and a group-commit writer
+thread that takes whatever is pending, shapes it into Arrow
 columns and inserts it in one statement into the collector's own ``signals`` table, created by
 the collector's migrations. Each id is stored once per day (a set of the day's ids: the
 cheapest exact way in one process). Refusals answer a bare 422, without pointers.
@@ -26,9 +27,10 @@ from collector import _wire
 from collector.db import migrate
 from collector.ingest import current_batch
 from collector.rows import ROWS, rows_from_models
+from contract.catalogue import load_catalogue
 from contract.days import accepts_day
 
-__all__ = ["fresh_signals", "in_window", "peer_app"]
+__all__ = ["args_declared", "fresh_signals", "in_window", "peer_app"]
 
 _INSERT = "INSERT INTO signals BY NAME SELECT *, $1 AS received_day FROM incoming"
 
@@ -36,6 +38,16 @@ _INSERT = "INSERT INTO signals BY NAME SELECT *, $1 AS received_day FROM incomin
 def in_window(signals: tuple[Any, ...], today: dt.date) -> bool:
     """Whether every signal's day is in the accepted window (each signal checked)."""
     return all(accepts_day(s.day, today) for s in signals)
+
+
+def args_declared(signals: tuple[Any, ...], carried: dict[str, frozenset[str]]) -> bool:
+    """Whether every signal's argument names are distinct and among those its tool may carry
+    (``carried``: ``Catalogue.signal_arg_names``), each signal checked."""
+    for s in signals:
+        names = {a.name for a in s.args}
+        if len(names) != len(s.args) or not names <= carried[s.tool_attempted]:
+            return False
+    return True
 
 
 def fresh_signals(batches: list[tuple[Any, ...]], seen: set[bytes]) -> tuple[list[Any], list[int]]:
@@ -109,6 +121,7 @@ class _Writer:
 
 def peer_app(db_path: str) -> Any:
     decoder = msgspec.json.Decoder(_wire.AcceptedBatch)
+    carried = load_catalogue().signal_arg_names()
     writer: _Writer | None = None
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -139,6 +152,9 @@ def peer_app(db_path: str) -> Any:
             return
         if not in_window(signals, dt.datetime.now(dt.UTC).date()):
             await _answer(send, 422, b'{"code":"day_out_of_window"}')
+            return
+        if not args_declared(signals, carried):
+            await _answer(send, 422, b'{"code":"invalid_arg_names"}')
             return
         assert writer is not None
         accepted = await writer.submit(signals)

@@ -180,9 +180,10 @@ def _signal_template() -> tuple[bytes, bytes]:
         tool_attempted=ToolName.read_email,
         attempts=AttemptsBucket.three_to_five,
         error_class=ErrorClass.not_found,
+        # read_email declares message_id only: an undeclared key is the one ``other`` shape.
         args=(
             ArgShape(name=ArgName.message_id, type=ArgType.string, size=SizeBucket.up_to_256),
-            ArgShape(name=ArgName.mailbox, type=ArgType.string, size=SizeBucket.up_to_16),
+            ArgShape(name=ArgName.other, type=ArgType.object, size=SizeBucket.up_to_16),
         ),
         ring=tuple(
             RingEntry(tool=t, outcome=o)

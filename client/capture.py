@@ -10,29 +10,22 @@ from collections.abc import Mapping
 from typing import Any
 
 from contract.catalogue import Tool
-from contract.schema import MAX_ARGS, ArgName, ArgShape, ArgType, SizeBucket
+from contract.schema import (
+    MAX_ARGS,
+    SIZE_BOUNDS,
+    ArgName,
+    ArgShape,
+    ArgType,
+    SizeBucket,
+    size_bucket,
+)
 
 __all__ = ["BUCKET_BOUNDS", "bucket", "capture_args", "shape_of"]
 
-#: Upper bounds (inclusive) of each bucket, in order; anything larger is ``over_1m``.
-BUCKET_BOUNDS: tuple[tuple[int, SizeBucket], ...] = (
-    (0, SizeBucket.zero),
-    (16, SizeBucket.up_to_16),
-    (256, SizeBucket.up_to_256),
-    (4 * 1024, SizeBucket.up_to_4k),
-    (64 * 1024, SizeBucket.up_to_64k),
-    (1024 * 1024, SizeBucket.up_to_1m),
-)
-
-
-def bucket(size: int) -> SizeBucket:
-    """The bucket of a non-negative size (bytes, items or keys)."""
-    if size < 0:
-        raise ValueError("size must be non-negative")
-    for bound, name in BUCKET_BOUNDS:
-        if size <= bound:
-            return name
-    return SizeBucket.over_1m
+#: Upper bounds (inclusive) of each bucket, in order: the contract's (``contract/schema``).
+BUCKET_BOUNDS = SIZE_BOUNDS
+#: The bucket of a non-negative size (bytes, items or keys): the contract's.
+bucket = size_bucket
 
 
 def _utf8_len(text: str) -> int:

@@ -9,11 +9,14 @@
   field errors (422) naming the JSON pointer and the rule (``collector.guard``: its CPU is
   bounded by the body's bytes).
 - Each signal may be the current version or the previous one (tagged on ``schema_version``);
-  ``current_batch`` maps every v1 signal to v2 before any row is built.
-- Then the rules on validated signals (``SIGNAL_RULES``): ``check_days`` refuses signals dated
-  outside the accepted window.
+  ``current_batch`` maps every v1 signal to v2 before any row is built (its attempt count to
+  a bucket, its ``other`` arguments to one).
+- Then the rules on validated signals (``signal_rules``): ``check_days`` refuses signals dated
+  outside the accepted window, ``check_args`` signals whose argument names repeat or are not
+  their tool's.
 
-Tool names are checked by the model itself: ``ToolName`` is the catalogue's names and ``other``.
+Tool and argument names are checked by the model itself (``ToolName``, ``ArgName``: the
+catalogue's names and ``other``); which names go with which tool, by ``check_args``.
 """
 
 from __future__ import annotations
@@ -22,21 +25,23 @@ import datetime as dt
 import functools
 import operator
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
 import msgspec
 
 from collector import _wire
 from collector.guard import judged
+from contract.catalogue import load_catalogue
 from contract.days import accepts_day
 from contract.limits import LATE_DAYS
-from contract.schema import attempts_bucket
+from contract.schema import ArgName, ArgType, attempts_bucket, size_bucket
 from service.errors import ProblemError
 
 __all__ = [
     "SignalRule",
     "ValidBatch",
+    "check_args",
     "check_content_type",
     "current_batch",
     "check_days",
@@ -139,8 +144,8 @@ def validate_batch(body: bytes) -> ValidBatch:
 
 
 def current_batch(signals: Sequence[_wire.Signal]) -> tuple[_wire.FrictionSignal, ...]:
-    """Every signal in the current version (a v1 signal's attempt count becomes its bucket,
-    as ``contract.schema.upgrade`` maps the models)."""
+    """Every signal in the current version (a v1 signal's attempt count becomes its bucket and
+    its ``other`` arguments one, as ``contract.schema.upgrade`` maps the models)."""
     if _wire.FrictionSignalV1 not in set(map(type, signals)):  # the common case, at C speed
         return tuple(signals)  # type: ignore[arg-type]  # every one is current
     return tuple(_upgraded(s) if isinstance(s, _wire.FrictionSignalV1) else s for s in signals)
@@ -149,7 +154,22 @@ def current_batch(signals: Sequence[_wire.Signal]) -> tuple[_wire.FrictionSignal
 def _upgraded(signal: _wire.FrictionSignalV1) -> _wire.FrictionSignal:
     fields = msgspec.structs.asdict(signal)
     bucket = attempts_bucket(fields.pop("attempt_count"))
+    fields["args"] = _folded(signal.args)
     return _wire.FrictionSignal(**fields, attempts=None if bucket is None else bucket.value)
+
+
+_OTHER = ArgName.other.value
+
+
+def _folded(args: tuple[_wire.ArgShape, ...]) -> tuple[_wire.ArgShape, ...]:
+    """v1's ``other`` entries (one per undeclared key) as v2's one, after the declared ones
+    (as ``contract.schema.upgrade`` folds them, on the fast decoder's structs)."""
+    undeclared = sum(1 for a in args if a.name == _OTHER)
+    if not undeclared:
+        return args
+    kept = tuple(a for a in args if a.name != _OTHER)
+    shape = {"name": _OTHER, "type": ArgType.object.value, "size": size_bucket(undeclared).value}
+    return (*kept, msgspec.convert(shape, _wire.ArgShape))
 
 
 _DAY = operator.attrgetter("day")
@@ -163,7 +183,10 @@ SignalRule = Callable[[Sequence[_wire.FrictionSignal], dt.date], None]
 def signal_rules(*, retention_days: int) -> tuple[SignalRule, ...]:
     """The rules on validated signals, in order (the first refusal answers): a new rule is one
     more entry here."""
-    return (functools.partial(check_days, retention_days=retention_days),)
+    return (
+        functools.partial(check_days, retention_days=retention_days),
+        functools.partial(check_args, carried=load_catalogue().signal_arg_names()),
+    )
 
 
 def check_days(
@@ -197,3 +220,60 @@ def check_days(
                 for i in bad
             ],
         )
+
+
+def check_args(
+    signals: Sequence[_wire.FrictionSignal],
+    today: dt.date,
+    carried: Mapping[str, frozenset[str]],
+) -> None:
+    """Refuse a signal whose argument names repeat, or name an argument its tool does not
+    declare (422, ``invalid_arg_names``; rules ``arg_once``, ``arg_declared``).
+
+    ``carried``: each tool's names a signal may carry (``Catalogue.signal_arg_names``: the
+    declared ones and ``other``; only ``other`` for ``other``), what a client builds
+    (``client/capture.py``). A release counts each argument of a signal once in the shapes
+    cube; a name repeated would count one signal several times in one cell.
+    """
+    del today
+    for signal in signals:
+        args = signal.args
+        if args:  # most signals carry a few arguments; a set of them answers both rules
+            names = {a.name for a in args}
+            if len(names) < len(args) or not names <= carried[signal.tool_attempted]:
+                break
+    else:
+        return
+    errors = [
+        {"pointer": f"/signals/{i}/args", "rule": rule, "detail": _ARG_RULES[rule]}
+        for i, signal in enumerate(signals)
+        if (rule := _arg_rule(signal.args, carried[signal.tool_attempted])) is not None
+    ]
+    raise ProblemError(
+        422,
+        "invalid_arg_names",
+        "Each argument name of a signal must be one its tool declares, or other, at most once.",
+        errors=errors,
+    )
+
+
+#: The rules of ``check_args`` and their fixed descriptions.
+_ARG_RULES = {
+    "arg_declared": "an argument name the tool does not declare",
+    "arg_once": "an argument name given more than once",
+}
+
+
+def _arg_rule(args: tuple[_wire.ArgShape, ...], carried: frozenset[str]) -> str | None:
+    """The rule the first breaking argument of ``args`` breaks, if any.
+
+    No argument index: a v1 signal's ``other`` entries are folded before the rules run, so
+    an index into its args would not be the body's."""
+    seen: set[str] = set()
+    for arg in args:
+        if arg.name not in carried:
+            return "arg_declared"
+        if arg.name in seen:
+            return "arg_once"
+        seen.add(arg.name)
+    return None

@@ -241,8 +241,9 @@ def document_ingestion(schema: dict[str, Any]) -> None:
                 "415": problem_response_doc("Not application/json, or an unsupported encoding"),
                 "431": problem_response_doc("Request head too large (any route)"),
                 "422": problem_response_doc(
-                    "A signal breaks the schema, or its day is outside the accepted window "
-                    "(pointer and rule, never a value)"
+                    "A signal breaks the schema, its day is outside the accepted window, or "
+                    "its argument names repeat or are not its tool's (pointer and rule, never "
+                    "a value)"
                 ),
                 "429": problem_response_doc("Rate limited; see Retry-After"),
                 "503": problem_response_doc("Storage unavailable; retry"),

@@ -3,13 +3,16 @@
 ``make_signal()`` is a complete, valid signal (every optional field filled); any field can be
 overridden, with a model value or its wire spelling (``tool_attempted="other"``,
 ``client={"version": "0.1.0", "platform": "linux"}``): overrides are validated as the wire
-is, so a test cannot build a signal the collector would refuse. ``make_signal(**BARE)`` is
-the smallest valid signal (every optional field at its default).
+is, and the argument names as the collector's rule has them (each one the tool's, or
+``other``, at most once), so a test cannot build a signal the collector would refuse (a body
+it refuses is written by hand, from ``signal_json``). ``make_signal(**BARE)`` is the smallest
+valid signal (every optional field at its default).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import uuid
 from collections.abc import Mapping, Sequence
@@ -17,6 +20,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from contract.catalogue import load_catalogue
 from contract.days import utc_today
 from contract.schema import (
     MAX_ARGS,
@@ -45,6 +49,8 @@ __all__ = [
     "app_states",
     "arg_shapes",
     "batch_body",
+    "carried_args",
+    "carried_names",
     "make_signal",
     "ring_entries",
     "signal_json",
@@ -88,10 +94,38 @@ def make_signal(**overrides: Any) -> FrictionSignal:
         "app": AppState(installed=True, running=False, permitted=None),
         "client": ClientInfo(version="1.2.3", platform=Platform.macos),
     }
+    tool = str(overrides.get("tool_attempted", ToolName.read_note))
+    if "args" not in overrides and ArgName.note_name.value not in carried_names(tool):
+        # Another tool's signal carries one of its own arguments (or ``other``), never the
+        # default's note_name: the collector refuses a name its tool does not declare.
+        declared = sorted(carried_names(tool) - {ArgName.other.value})
+        fields["args"] = (
+            ArgShape(name=ArgName(declared[0]), type=ArgType.string, size=SizeBucket.up_to_16)
+            if declared
+            else ArgShape(name=ArgName.other, type=ArgType.object, size=SizeBucket.up_to_16),
+        )
     fields.update(overrides)
     # Lax mode lets an override use a wire spelling (str -> enum, dict -> model); the
     # constraints (catalogue names, bounds, lengths) are still checked.
-    return FrictionSignal.model_validate(fields, strict=False)
+    signal = FrictionSignal.model_validate(fields, strict=False)
+    names = [a.name.value for a in signal.args]
+    if len(set(names)) < len(names) or not carried_names(signal.tool_attempted) >= set(names):
+        raise ValueError(
+            "make_signal: the collector refuses these args (collector.ingest.check_args); "
+            "write such a body by hand"
+        )
+    return signal
+
+
+def carried_names(tool: str) -> frozenset[str]:
+    """The argument names a signal of ``tool`` (its wire name) may carry: the collector's rule
+    (``Catalogue.signal_arg_names``); none for a name outside the catalogue."""
+    return _carried().get(str(tool), frozenset())
+
+
+@functools.cache
+def _carried() -> dict[str, frozenset[str]]:
+    return load_catalogue().signal_arg_names()
 
 
 def signal_json(signal: FrictionSignal | None = None, /, **overrides: Any) -> dict[str, Any]:
@@ -125,26 +159,46 @@ app_states = st.builds(
     permitted=_opt(st.booleans()),
 )
 
-#: Any valid signal (for property tests).
-signals = st.builds(
-    FrictionSignal,
-    schema_version=st.just(2),
-    signal_id=st.uuids(version=4),
-    day=st.dates(dt.date(2020, 1, 1), dt.date(2030, 12, 31)),
-    friction_type=st.sampled_from(FrictionType),
-    error_category=_opt(st.sampled_from(ErrorCategory)),
-    intent_category=_opt(st.sampled_from(IntentCategory)),
-    tool_attempted=st.sampled_from(ToolName),
-    attempts=_opt(st.sampled_from(AttemptsBucket)),
-    error_class=st.sampled_from(ErrorClass),
-    args=st.lists(arg_shapes, max_size=min(MAX_ARGS, 4)).map(tuple),
-    ring=st.lists(ring_entries, max_size=RING_SIZE).map(tuple),
-    app=app_states,
-    client=st.builds(
-        ClientInfo,
-        version=st.tuples(st.integers(0, 999), st.integers(0, 999), st.integers(0, 9999)).map(
-            lambda t: f"{t[0]}.{t[1]}.{t[2]}"
+
+def _shapes_named(name: str) -> st.SearchStrategy[ArgShape]:
+    return st.builds(
+        ArgShape,
+        name=st.just(ArgName(name)),
+        type=st.sampled_from(ArgType),
+        size=_opt(st.sampled_from(SizeBucket)),
+    )
+
+
+def carried_args(tool: ToolName, max_size: int = 4) -> st.SearchStrategy[tuple[ArgShape, ...]]:
+    """Argument shapes a signal of ``tool`` may carry, in any order: names the tool declares
+    or ``other``, each at most once (the collector's rule); any type and size."""
+    names = st.lists(st.sampled_from(sorted(carried_names(tool))), unique=True, max_size=max_size)
+    return names.flatmap(lambda drawn: st.tuples(*map(_shapes_named, drawn)))
+
+
+#: Any signal the collector accepts (for property tests): every field any valid value, and
+#: args of names its tool may carry (``carried_args``).
+signals = st.sampled_from(ToolName).flatmap(
+    lambda tool: st.builds(
+        FrictionSignal,
+        schema_version=st.just(2),
+        signal_id=st.uuids(version=4),
+        day=st.dates(dt.date(2020, 1, 1), dt.date(2030, 12, 31)),
+        friction_type=st.sampled_from(FrictionType),
+        error_category=_opt(st.sampled_from(ErrorCategory)),
+        intent_category=_opt(st.sampled_from(IntentCategory)),
+        tool_attempted=st.just(tool),
+        attempts=_opt(st.sampled_from(AttemptsBucket)),
+        error_class=st.sampled_from(ErrorClass),
+        args=carried_args(tool, max_size=min(MAX_ARGS, 4)),
+        ring=st.lists(ring_entries, max_size=RING_SIZE).map(tuple),
+        app=app_states,
+        client=st.builds(
+            ClientInfo,
+            version=st.tuples(st.integers(0, 999), st.integers(0, 999), st.integers(0, 9999)).map(
+                lambda t: f"{t[0]}.{t[1]}.{t[2]}"
+            ),
+            platform=st.sampled_from(Platform),
         ),
-        platform=st.sampled_from(Platform),
-    ),
+    )
 )

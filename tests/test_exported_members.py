@@ -151,6 +151,8 @@ def test_schema_surface() -> None:
         # signal v2 and the previous version the collector still accepts
         "AttemptsBucket", "attempts_bucket", "FrictionSignalV1", "SignalBatchV1", "AnySignal",
         "AcceptedBatch", "upgrade",
+        # the size buckets' bounds: the client's capture and the v1 upgrade
+        "SIZE_BOUNDS", "size_bucket",
         # a valid signal's JSON, model_dump_json's bytes written sooner (the sender's body)
         "signal_json",
     }  # fmt: skip

@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from contract.catalogue._versions import OTHER_VERSION, released_versions
 from contract.days import PeriodKind
 from contract.schema import (
-    ArgName,
     ArgType,
     AttemptsBucket,
     ErrorClass,
@@ -174,16 +173,15 @@ _SHAPE_OF = (
 
 
 def _shape_cells() -> tuple[tuple[str, ...], ...]:
-    """Each tool's declared argument names and ``other``, each with every (type, size) a value
-    of that type can have."""
+    """Each tool's argument names a signal may carry (its declared names and ``other``: what
+    ``collector.ingest.check_args`` accepts), each with every (type, size) a value of that type
+    can have."""
     from contract.catalogue import load_catalogue  # builds the models: only a shapes release
 
-    declared = {
-        t.tool_name.value: {a.value for a in t.arg_names.values()} for t in load_catalogue()
-    }
+    carried = load_catalogue().signal_arg_names()
     out = []
     for tool in ToolName:
-        names = sorted(declared.get(tool.value, set()) | {ArgName.other.value})
+        names = sorted(carried[tool.value])
         out += [(tool.value, arg, ty, size) for arg in names for ty, size in _SHAPE_OF]
     return tuple(out)
 
@@ -236,7 +234,8 @@ CUBES: Mapping[str, Cube] = {
              domain=_everything(_INTENT)),
         Cube("attempts", (_ATTEMPTS,), PeriodKind.week, 1, lambda cap: cap,
              domain=_everything(_ATTEMPTS)),
-        # Up to SHAPE_ARGS cells per signal (argument names are distinct within a signal).
+        # Up to SHAPE_ARGS cells per signal (argument names are distinct within a signal:
+        # collector.ingest.check_args refuses any other).
         Cube("shapes", _SHAPE_DIMS, PeriodKind.week, SHAPE_ARGS, lambda cap: cap,
              source="(SELECT day, signal_id, tool_attempted, "
              f"unnest(list_slice(args, 1, {SHAPE_ARGS})) AS a FROM signals)",

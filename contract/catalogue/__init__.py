@@ -73,6 +73,16 @@ class Catalogue:
         tool = self.tools.get(name)
         return tool.tool_name if tool is not None else ToolName.other
 
+    def signal_arg_names(self) -> dict[str, frozenset[str]]:
+        """For every wire tool name, the argument names a signal of it may carry: the tool's
+        declared names and ``other`` (its undeclared arguments, folded into one entry);
+        ``other`` (a name outside the catalogue, whose arguments the client cannot tell apart)
+        carries only ``other``. Plain strings, as the wire spells them."""
+        other = ArgName.other.value
+        names = {t.tool_name.value: frozenset({*t.arg_names, other}) for t in self}
+        names[ToolName.other.value] = frozenset({other})
+        return names
+
 
 def _ring_entries(name: ToolName) -> dict[Outcome, RingEntry]:
     # The models load here, on first use: reading the catalogue's names (a release's domain,

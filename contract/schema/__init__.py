@@ -20,6 +20,7 @@ from contract.schema._enums import (
     SizeBucket,
 )
 from contract.schema._names import ArgName, ToolName
+from contract.schema._sizes import SIZE_BOUNDS, size_bucket
 
 if TYPE_CHECKING:
     from contract.schema._compat import AcceptedBatch, AnySignal, attempts_bucket, upgrade
@@ -45,6 +46,7 @@ __all__ = [
     "MAX_BATCH",
     "RING_SIZE",
     "SCHEMA_VERSION",
+    "SIZE_BOUNDS",
     "SUPPORTED_SCHEMA_VERSIONS",
     "AcceptedBatch",
     "AnySignal",
@@ -69,6 +71,7 @@ __all__ = [
     "ToolName",
     "attempts_bucket",
     "signal_json",
+    "size_bucket",
     "upgrade",
 ]
 

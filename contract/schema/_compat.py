@@ -2,8 +2,10 @@
 
 ``AcceptedBatch`` is what a collector validates: each signal is v1 or v2, told apart by its
 ``schema_version`` (a pydantic discriminated union). ``upgrade`` maps a v1 signal to v2 before
-anything is stored, so storage and analysis only ever see the current shape. The policy (which
-side upgrades first, what bumps the version) is in ``docs/signal-schema.md``.
+anything is stored, so storage and analysis only ever see the current shape: the attempt count
+becomes its bucket, and the undeclared arguments' shapes (v1: one ``other`` entry per key)
+become the one ``other`` entry a v2 client builds. The policy (which side upgrades first, what
+bumps the version) is in ``docs/signal-schema.md``.
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.types import FailFast
 
-from contract.schema._enums import AttemptsBucket
-from contract.schema._models import MAX_BATCH, SCHEMA_VERSION, FrictionSignal
+from contract.schema._enums import ArgType, AttemptsBucket
+from contract.schema._models import MAX_BATCH, SCHEMA_VERSION, ArgShape, FrictionSignal
+from contract.schema._names import ArgName
+from contract.schema._sizes import size_bucket
 from contract.schema._v1 import FrictionSignalV1
 
 __all__ = ["AcceptedBatch", "AnySignal", "attempts_bucket", "upgrade"]
@@ -43,13 +47,29 @@ def attempts_bucket(count: int | None) -> AttemptsBucket | None:
     return AttemptsBucket.more
 
 
+def _folded_args(args: tuple[ArgShape, ...]) -> tuple[ArgShape, ...]:
+    """``args`` with every ``other`` entry folded into ONE, after the declared ones: type
+    ``object``, size the bucket of how many there were (what a v2 client builds from the same
+    call). A v1 client sent one ``other`` entry per undeclared key, each with its own type and
+    size: several in one signal would count several times in one cell of a release."""
+    undeclared = sum(1 for a in args if a.name is ArgName.other)
+    if not undeclared:
+        return args
+    kept = tuple(a for a in args if a.name is not ArgName.other)
+    other = ArgShape(name=ArgName.other, type=ArgType.object, size=size_bucket(undeclared))
+    return (*kept, other)
+
+
 def upgrade(signal: FrictionSignal | FrictionSignalV1) -> FrictionSignal:
-    """The signal in the current version: v1's raw ``attempt_count`` becomes its bucket."""
+    """The signal in the current version: v1's raw ``attempt_count`` becomes its bucket, and
+    its undeclared arguments' shapes the one ``other`` shape (``_folded_args``)."""
     if isinstance(signal, FrictionSignal):
         return signal
-    # model_construct: every field was validated by the v1 model and the bucket is an enum
-    # member, so the v2 model's rules hold without validating again (this is the hot path).
+    # model_construct: every field was validated by the v1 model, the bucket is an enum member
+    # and the folded args are validated shapes, so the v2 model's rules hold without validating
+    # again (this is the hot path).
     fields = {name: getattr(signal, name) for name in _SHARED}
+    fields["args"] = _folded_args(signal.args)
     return FrictionSignal.model_construct(
         schema_version=SCHEMA_VERSION, attempts=attempts_bucket(signal.attempt_count), **fields
     )

@@ -22,12 +22,18 @@ from collector.releases.cubes import CUBES, SHAPE_ARGS
 from contract.days import PeriodKind, period_end
 from contract.schema import FrictionSignal
 from tests.analysis.conftest import day, signal, write_signals
+from tests.factories import carried_names
 from tests.hypothesis_profiles import at_most
 
 TOOLS = ("read_note", "list_notes", "send_email")
 CLASSES = ("not_found", "timeout")
 OUTCOMES = ("ok", "failed")
-ARGS = (("note_name", "string", "1-16"), ("note_name", "string", "0"), ("limit", "integer", None))
+ARGS = (
+    ("note_name", "string", "1-16"),
+    ("note_name", "string", "0"),
+    ("limit", "integer", None),
+    ("to", "array", "1-16"),
+)
 ALL = Filters(start=day(1), end=day(3))
 BIG = 10_000
 
@@ -53,7 +59,8 @@ def signals(draw: st.DrawFn) -> list[FrictionSignal]:
         )
     )
     out: list[FrictionSignal] = []
-    for tool, cls, ring, args, platform, d, copies in templates:
+    for tool, cls, ring, drawn, platform, d, copies in templates:
+        args = [a for a in drawn if a[0] in carried_names(tool)]  # the collector stores no other
         out += [
             signal(day(d), tool=tool, error_class=cls, ring=ring, args=args, platform=platform)
             for _ in range(copies)

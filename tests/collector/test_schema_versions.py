@@ -18,15 +18,21 @@ from hypothesis import strategies as st
 from collector.db import MIGRATIONS_DIR
 from collector.settings import CollectorSettings
 from contract.schema import (
+    MAX_ARGS,
     MAX_ATTEMPT_COUNT,
+    ArgName,
+    ArgShape,
+    ArgType,
     FrictionSignal,
     FrictionSignalV1,
     attempts_bucket,
+    size_bucket,
     upgrade,
 )
 from service.db import apply_migrations, discover_migrations
 from tests._servers import HANG_S, running_collector
 from tests.collector.conftest import TODAY, read_rows, signals
+from tests.factories import arg_shapes
 from tests.hypothesis_profiles import at_most
 
 JSON = {"content-type": "application/json"}
@@ -163,18 +169,31 @@ def test_migration_maps_stored_counts_as_the_collector_maps_v1(counts: list[int 
     assert rows == [(_bucket(c), 2) for c in counts]
 
 
-@given(signal=signals, count=st.none() | st.integers(1, MAX_ATTEMPT_COUNT))
+@given(
+    signal=signals,
+    count=st.none() | st.integers(1, MAX_ATTEMPT_COUNT),
+    others=st.lists(arg_shapes.map(lambda a: a.model_copy(update={"name": ArgName.other}))),
+)
 def test_upgrade_keeps_every_shared_field_and_validates_as_v2(
-    signal: FrictionSignal, count: int | None
+    signal: FrictionSignal, count: int | None, others: list[ArgShape]
 ) -> None:
+    """Every shared field is kept, but v1's ``other`` shapes (one per undeclared key, any type
+    and size, ``others`` more of them here): they become v2's one, after the declared ones."""
     doc = signal.model_dump(mode="json")
     del doc["attempts"]
-    doc.update(schema_version=1, attempt_count=count)
+    v1_args = [*signal.args, *others][:MAX_ARGS]
+    doc.update(
+        schema_version=1, attempt_count=count, args=[a.model_dump(mode="json") for a in v1_args]
+    )
     old = FrictionSignalV1.model_validate_json(json.dumps(doc))
     new = upgrade(old)
     assert new.attempts is attempts_bucket(count) and new.schema_version == 2
+    declared = [a for a in v1_args if a.name is not ArgName.other]
+    undeclared = len(v1_args) - len(declared)
+    folded = [ArgShape(name=ArgName.other, type=ArgType.object, size=size_bucket(undeclared))]
+    assert list(new.args) == declared + (folded if undeclared else [])
     for name in FrictionSignal.model_fields:
-        if name not in ("schema_version", "attempts"):
+        if name not in ("schema_version", "attempts", "args"):
             assert getattr(new, name) == getattr(signal, name), name
     # The constructed model is a valid v2 signal: the same after a round trip through JSON.
     assert FrictionSignal.model_validate_json(new.model_dump_json()) == new

@@ -118,6 +118,40 @@ def test_a_collector_keeps_appending_while_the_jobs_rewrite_and_delete(tmp_path:
     assert len(ids) == 60 + 30
 
 
+def test_a_lake_collector_refuses_forged_arg_names_and_ships_none(tmp_path: Path) -> None:
+    """Lake mode ingests through the same endpoint and rules: a signal repeating an argument
+    name, or naming one its tool does not declare, is refused (422 ``invalid_arg_names``) with
+    its batch; nothing of them is spooled or shipped, and the signal sent after them is."""
+    uri = str(tmp_path / "lake")
+    db_path = tmp_path / "c.duckdb"
+    settings = CollectorSettings(
+        db_path=db_path, lake_uri=uri, rate_limit_enabled=False, lake_ship_interval_s=3600
+    )
+    honest = random_signals(random.Random(7), 3, dt.datetime.now(dt.UTC).date().isoformat())
+    note = {"name": "note_name", "type": "string", "size": "1-16"}
+    path = {"name": "path", "type": "string", "size": "1-16"}
+    with running_collector(settings) as url:
+        for args, rule in (([note, note, note], "arg_once"), ([note, path], "arg_declared")):
+            forged = dict(honest[0], tool_attempted="read_note", args=args)
+            answer = httpx.post(
+                url + "/v1/signals",
+                json={"signals": [honest[1], forged]},
+                trust_env=False,
+                timeout=HANG_S,
+            )
+            assert answer.status_code == 422, answer.text
+            assert answer.json()["code"] == "invalid_arg_names"
+            assert [(e["pointer"], e["rule"]) for e in answer.json()["errors"]] == [
+                ("/signals/1/args", rule)
+            ]
+        answer = httpx.post(
+            url + "/v1/signals", json={"signals": [honest[2]]}, trust_env=False, timeout=HANG_S
+        )
+        assert answer.json() == {"accepted": 1, "duplicates": 0}
+    assert _ids(LakeStore(uri)) == [honest[2]["signal_id"]]
+    assert _spooled(db_path) == set()
+
+
 @pytest.mark.slow
 def test_three_collectors_on_seaweedfs_one_killed(seaweed: LoopbackSeaweed, tmp_path: Path) -> None:
     uri = seaweed.uri("cluster")
