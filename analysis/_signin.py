@@ -16,6 +16,10 @@ backslash, a percent escape, whitespace or a control character (a header split),
 segment, an unknown name, the sign-in page itself -- is dropped and the sign-in lands on the
 overview. It is checked when the form is shown and again when it is posted (the form's field
 is the browser's to change).
+
+The form is the one body an unauthenticated client may send the collector, so it is held
+small: the router hands the body guard (``service.bodies.BodyGuard``) ``LOGIN_BODY_BYTES``,
+refused by length before anything is read.
 """
 
 from __future__ import annotations
@@ -50,12 +54,15 @@ from analysis._session import (
 from contract.schema import ErrorClass, FrictionType, ToolName
 from service.auth import token_matches
 
-__all__ = ["HOME", "MAX_NEXT", "SignIn", "safe_next"]
+__all__ = ["HOME", "LOGIN", "LOGIN_BODY_BYTES", "MAX_NEXT", "SignIn", "safe_next"]
 
 HOME = "/dashboard"
 LOGIN = "/dashboard/login"
 #: The longest ``next`` kept (a dashboard link with every filter is about 120 characters).
 MAX_NEXT = 512
+#: The largest sign-in form: every field at its longest (``next`` at ``MAX_NEXT``), in ASCII
+#: percent-encoded (3 bytes a character), is 3.3 KB.
+LOGIN_BODY_BYTES = 4 * 1024
 _SEGMENT = r"[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*"
 _NEXT = re.compile(rf"/dashboard(?:/{_SEGMENT})*(?:\?[A-Za-z0-9_.=&-]*)?")
 _FILTERS = frozenset({"start", "end", "platform", "version", "tool"})
