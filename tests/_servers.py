@@ -42,7 +42,7 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -299,13 +299,16 @@ def collector_process(
     port: int | None = None,
     log_path: Path | None = None,
     log_level: str = "warning",
+    environment: Mapping[str, str] | None = None,
     **popen_kwargs: Any,
 ) -> Iterator[CollectorProcess]:
-    """``lmcp collector serve`` in a child process; yields once ``/readyz`` answers 200."""
+    """``lmcp collector serve`` in a child process; yields once ``/readyz`` answers 200.
+    ``environment``: more variables for the child (``TMPDIR``, ...)."""
     port = free_port() if port is None else port
     log_path = log_path or Path(settings.db_path).with_suffix(f".{port}.log")
     env = {k: v for k, v in os.environ.items() if not k.startswith("LMCP_COLLECTOR_")}
     env.update(settings_env(settings))
+    env.update(environment or {})
     cmd = [
         sys.executable, "-m", "lmcp.collector_cli", "serve",
         "--host", "127.0.0.1", "--port", str(port), "--log-level", log_level,
