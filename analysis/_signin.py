@@ -16,6 +16,11 @@ backslash, a percent escape, whitespace or a control character (a header split),
 segment, an unknown name, the sign-in page itself -- is dropped and the sign-in lands on the
 overview. It is checked when the form is shown and again when it is posted (the form's field
 is the browser's to change).
+
+The form is the one body an unauthenticated client may send the collector, so it is held
+small: the router hands the body guard (``service.bodies.BodyGuard``) ``LOGIN_BODY_BYTES``,
+refused by length before anything is read, and the form is parsed with explicit limits
+(urlencoded only: no multipart, so no file part and nothing spooled to disk; three fields).
 """
 
 from __future__ import annotations
@@ -24,10 +29,9 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Annotated
 from urllib.parse import parse_qsl, urlencode
 
-from fastapi import APIRouter, Form, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import SecretStr
 
@@ -49,13 +53,21 @@ from analysis._session import (
 )
 from contract.schema import ErrorClass, FrictionType, ToolName
 from service.auth import token_matches
+from service.errors import ProblemError
 
-__all__ = ["HOME", "MAX_NEXT", "SignIn", "safe_next"]
+__all__ = ["HOME", "LOGIN", "LOGIN_BODY_BYTES", "MAX_NEXT", "SignIn", "safe_next"]
 
 HOME = "/dashboard"
 LOGIN = "/dashboard/login"
 #: The longest ``next`` kept (a dashboard link with every filter is about 120 characters).
 MAX_NEXT = 512
+#: The largest sign-in form: every field at its longest (``next`` at ``MAX_NEXT``), in ASCII
+#: percent-encoded (3 bytes a character), is 3.3 KB.
+LOGIN_BODY_BYTES = 4 * 1024
+#: The sign-in form's fields and the longest value each may have (a ``next`` longer than
+#: ``MAX_NEXT`` is dropped by ``safe_next``, not refused).
+_FIELDS = {"token": 512, "csrf": 64, "next": LOGIN_BODY_BYTES}
+_FORM_MEDIA = "application/x-www-form-urlencoded"
 _SEGMENT = r"[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*"
 _NEXT = re.compile(rf"/dashboard(?:/{_SEGMENT})*(?:\?[A-Za-z0-9_.=&-]*)?")
 _FILTERS = frozenset({"start", "end", "platform", "version", "tool"})
@@ -174,13 +186,10 @@ class SignIn:
             return response
 
         @router.post(LOGIN, include_in_schema=False)
-        async def login(
-            request: Request,
-            token: Annotated[str, Form(max_length=512)] = "",
-            csrf: Annotated[str, Form(max_length=64)] = "",
-            next_: Annotated[str, Form(alias="next", max_length=4096)] = "",
-        ) -> Response:
-            target = safe_next(next_)  # the form's field is the browser's: checked again
+        async def login(request: Request) -> Response:
+            fields = await _sign_in_form(request)
+            token, csrf = fields.get("token", ""), fields.get("csrf", "")
+            target = safe_next(fields.get("next"))  # the form's field is the browser's
             # Login CSRF: a browser (it sends Origin or Sec-Fetch-Site with a form POST) must
             # post the form's token, equal to its SameSite=Strict cookie: a cross-site page
             # cannot.
@@ -218,6 +227,27 @@ class SignIn:
                 secure=secure(request),
             )  # fmt: skip
             return response
+
+
+async def _sign_in_form(request: Request) -> dict[str, str]:
+    """The sign-in form's fields, parsed within explicit limits (the body itself is within
+    ``LOGIN_BODY_BYTES``: the guard saw to it). Unknown fields are ignored, as a browser's
+    extra inputs would be."""
+    media = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if media != _FORM_MEDIA:
+        raise ProblemError(
+            415, "unsupported_media_type", f"The sign-in form must be {_FORM_MEDIA}."
+        )
+    form = await request.form(max_files=0, max_fields=len(_FIELDS), max_part_size=LOGIN_BODY_BYTES)
+    fields: dict[str, str] = {}
+    for name, value in form.multi_items():
+        limit = _FIELDS.get(name)
+        if limit is None:
+            continue
+        if not isinstance(value, str) or len(value) > limit:
+            raise ProblemError(422, "invalid_request", "A sign-in field is too long.")
+        fields[name] = value
+    return fields
 
 
 def _login_url(target: str | None, *, failed: bool = False) -> str:

@@ -15,6 +15,8 @@
   ``start`` and ``end`` only: ``analysis._friction_page``). A page opened without a session
   sends the browser to the form with the page as ``next``, where a sign-in lands. Assets
   come from ``analysis/static`` only; pages carry a strict CSP with no script at all.
+- Request bodies: only the sign-in form takes one (``BODIES``, handed to the collector's
+  body guard with the router).
 - ``GET /dashboard/export/{question}.csv`` / ``.json``: a panel's figures as a file, behind the
   same session, with the page's filters (``analysis._export``); filters the panel cannot take
   answer 422 with the page's sentence, never an empty file. A friction's panels download at
@@ -33,6 +35,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager, suppress
 from importlib import resources
+from types import MappingProxyType
 from typing import Any, TypeVar
 from urllib.parse import urlencode
 
@@ -68,7 +71,7 @@ from analysis._prewarm import ViewCache, prewarm
 from analysis._questions import DEFAULT_LIMIT, QUESTIONS, Answer, Question
 from analysis._released import ask_released
 from analysis._rows import Row
-from analysis._signin import SignIn
+from analysis._signin import LOGIN, LOGIN_BODY_BYTES, SignIn
 from collector.releases.published import privacy_json
 from collector.releases.store import params_from_settings
 from collector.settings import CollectorSettings
@@ -77,7 +80,7 @@ from service.auth import require_bearer
 from service.db import Database
 from service.errors import ProblemError
 
-__all__ = ["MAX_LIMIT", "build_router"]
+__all__ = ["BODIES", "MAX_LIMIT", "build_router"]
 
 _FILTER_KEYS = frozenset({"start", "end", "platform", "version", "tool"})
 _V = TypeVar("_V")
@@ -93,6 +96,9 @@ _PAGE_HEADERS = {
     "X-Frame-Options": "DENY",
 }
 MAX_LIMIT = 1000
+#: The request bodies these routes take (``service.bodies.BodyGuard``): the sign-in form's
+#: only; every other route, sign-out included, takes none.
+BODIES = MappingProxyType({("POST", LOGIN): LOGIN_BODY_BYTES})
 logger = logging.getLogger(__name__)
 
 

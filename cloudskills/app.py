@@ -7,6 +7,7 @@ timestamps and never share a store with the anonymous signals.
 
 Routes: ``/healthz`` (alive), ``/readyz`` (the database answers) and ``/v1/skills``
 (``cloudskills.routes``). Every error answers RFC 9457 problem+json (``service.errors``).
+Request bodies are held to their route's budget before any is read (``service.bodies``).
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from cloudskills.routes import build_router
+from cloudskills.routes import BODIES, build_router
 from cloudskills.settings import SkillsSettings
 from cloudskills.store import skills_database
+from service.bodies import BodyGuard
 from service.errors import CatchAllMiddleware, ProblemError, install_error_handlers
 from service.serving import service_version, silence_access_log
 
@@ -75,5 +77,7 @@ def create_app(
             build_router(settings.principals, db, clock=clock, proposal_retention=retention)
         )
     install_error_handlers(app)
+    # Innermost, so the app's reaction to a body cut short never reaches the catch-all.
+    app.add_middleware(BodyGuard, budgets=BODIES)
     app.add_middleware(CatchAllMiddleware)
     return app

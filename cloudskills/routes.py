@@ -10,9 +10,11 @@
     POST /v1/skills/{slug}/revisions/{revision_id}/reject?team=    proposed -> rejected
     DELETE /v1/skills/{slug}?team=                           purge a skill the caller owns
 
-No route updates a revision's content. Deleting a skill, and the expiry of proposals never
-decided within ``PROPOSAL_RETENTION_DAYS``, purge content: revisions keep their numbers and
-hashes, not their text. Every error is the services' problem+json
+Only a save takes a request body (``BODIES``: at most ``MAX_SAVE_BODY_BYTES``, held by the
+service's body guard before the route reads it). No route updates a revision's content.
+Deleting a skill, and the expiry of proposals never decided within
+``PROPOSAL_RETENTION_DAYS``, purge content: revisions keep their numbers and hashes, not their
+text. Every error is the services' problem+json
 with a stable ``code`` (see :mod:`cloudskills.problems`).
 """
 
@@ -22,6 +24,7 @@ import datetime as dt
 import functools
 import json
 from collections.abc import Awaitable, Callable, Sequence
+from types import MappingProxyType
 from typing import Annotated, Any, ParamSpec
 
 from fastapi import APIRouter, Path, Query, Request
@@ -63,7 +66,7 @@ from contract.catalogue import load_catalogue
 from service.db import Database
 from service.errors import ProblemError
 
-__all__ = ["RevisionId", "Slug", "Team", "build_router", "to_problem"]
+__all__ = ["BODIES", "PREFIX", "RevisionId", "Slug", "Team", "build_router", "to_problem"]
 
 P = ParamSpec("P")
 
@@ -81,6 +84,9 @@ def _save_body_schema() -> dict[str, Any]:
 
 
 _SAVE_BODY = _save_body_schema()
+PREFIX = "/v1/skills"
+#: The request bodies of these routes (``service.bodies.BodyGuard``): a save's only.
+BODIES = MappingProxyType({("POST", PREFIX): MAX_SAVE_BODY_BYTES})
 _SUMMARIES = {
     "publish": "Publish a draft (personal: published; team: proposed for review)",
     "approve": "Approve a proposed team revision (a reviewer, not its author)",
@@ -182,7 +188,7 @@ def build_router(
     ``clock`` (naive UTC) stamps events and decides when proposals expire.
     """
     auth = Authenticator(principals)
-    router = APIRouter(prefix="/v1/skills", tags=["skills"])
+    router = APIRouter(prefix=PREFIX, tags=["skills"])
     last_purge: list[dt.datetime] = []
 
     async def expire_due() -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -43,6 +43,7 @@ from collector.telemetry import RequestSpanMiddleware, Telemetry
 from collector.webhook import AlertSource
 from collector.writer import GroupCommitWriter, SignalSink
 from contract.days import utc_today
+from service.bodies import BodyGuard
 from service.db import Database
 from service.errors import CatchAllMiddleware, ProblemError, install_error_handlers
 from service.health import StoreHealth, directory_probe
@@ -91,6 +92,7 @@ def create_app(
     meter_provider: metrics.MeterProvider | None = None,
     today: Callable[[], dt.date] = utc_today,
     alerts: AlertSource | None = None,
+    bodies: Mapping[tuple[str, str], int] | None = None,
 ) -> CollectorApp:
     """Build the collector.
 
@@ -100,6 +102,8 @@ def create_app(
     (with its minimal Resource); ``tracer_provider``/``meter_provider`` replace the providers.
     ``today`` is the UTC day source of ``received_day`` and retention. ``alerts`` computes the
     document sent to ``alert_webhook_url`` after a release (the shell passes analysis's).
+    ``bodies``: the request-body budget of each ``(method, path)`` of ``routers`` that takes a
+    body (``service.bodies.BodyGuard``); every other route but ingestion takes none.
     """
     telemetry = Telemetry.from_settings(
         settings,
@@ -187,6 +191,9 @@ def create_app(
         app.include_router(build(settings, mode.released))
 
     install_error_handlers(app)
+    # Innermost, so the app's reaction to a body cut short never reaches the catch-all. Not
+    # around ingestion, which bounds its own body (``read_body``) on the hot path.
+    app.add_middleware(BodyGuard, budgets=dict(bodies or {}))
     # Around every route, innermost first: the catch-all, the rate limit, the request span.
     # Ingestion gets its own instances of the same middlewares (the same limiter: one bucket
     # per address across all routes).

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from analysis.web import BODIES as TRIAGE_BODIES
 from analysis.web import build_router as triage_router
 from collector.app import CollectorApp, RouterFactory, create_app
 from collector.settings import CollectorSettings
@@ -29,12 +30,14 @@ __all__ = [
 def collector_app(
     settings: CollectorSettings, *, routers: Sequence[RouterFactory] = (), **kwargs: Any
 ) -> CollectorApp:
-    """``create_app`` with the triage API and dashboard mounted (then ``routers``, if any), and
-    the alerts of each release for ``alert_webhook_url``."""
+    """``create_app`` with the triage API and dashboard mounted (then ``routers``, if any), the
+    request bodies they take (``bodies``, beside triage's), and the alerts of each release for
+    ``alert_webhook_url``."""
     from analysis.alerts import on_release
 
     kwargs.setdefault("alerts", on_release)
-    return create_app(settings, routers=(triage_router, *routers), **kwargs)
+    bodies = {**TRIAGE_BODIES, **kwargs.pop("bodies", {})}
+    return create_app(settings, routers=(triage_router, *routers), bodies=bodies, **kwargs)
 
 
 class Bind(Protocol):

@@ -8,7 +8,11 @@ class (uvicorn's ``http=`` option) that adds, per connection:
   connection answers 431 and closes, before the parser accumulates more;
 - a header timeout (from the connection or the request's first byte to the end of its head)
   and a body timeout (from the end of the head to the last body byte): past either, the
-  connection is closed (an idle connection between requests is uvicorn's ``timeout_keep_alive``);
+  connection is closed;
+- an idle timeout (uvicorn's ``timeout_keep_alive``, from the moment a connection has answered
+  every request it received whole): bytes that start no request (the CRLFs a parser skips
+  between requests) leave it running, so a connection always has a deadline unless a request
+  of its own is being answered (then the response deadline below holds);
 - a response deadline (from the request's last byte until its answer has left the process,
   closing connections included) and a write timeout (answer bytes waiting that the client has
   not taken for ``write_timeout_s``): a client that never reads cannot hold a connection;
@@ -152,6 +156,8 @@ def guarded_protocol(limits: ServingLimits) -> type[HttpToolsProtocol]:
         _counted = False
         _in_head = True
         _head_bytes = 0
+        #: From a request's first byte to its last: its head and body deadlines hold.
+        _in_message = False
         #: When (loop time) this connection must have sent its request's head or body.
         deadline: float | None = None
         #: When its answer must have left the process (None: no answer pending).
@@ -220,6 +226,7 @@ def guarded_protocol(limits: ServingLimits) -> type[HttpToolsProtocol]:
             self.transport.close()
 
         def on_message_begin(self) -> None:
+            self._in_message = True
             self._in_head = True
             self._head_bytes = 0
             self.deadline = self.loop.time() + limits.header_timeout_s
@@ -235,9 +242,24 @@ def guarded_protocol(limits: ServingLimits) -> type[HttpToolsProtocol]:
                 self._cycles.append(self.cycle)
 
         def on_message_complete(self) -> None:
+            self._in_message = False
             self.deadline = None
-            self.respond_by = self.loop.time() + limits.response_timeout_s
+            if self._answered():  # answered before its body ended (an error): idle from now
+                self._idle()
+            else:
+                self.respond_by = self.loop.time() + limits.response_timeout_s
             super().on_message_complete()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()  # starts the next pipelined request, if any
+            self._idle()
+
+        def _idle(self) -> None:
+            # Every request received whole is answered and none has begun: the idle deadline.
+            # uvicorn's own keep-alive timer is not enough: any bytes cancel it, and the
+            # CRLFs its parser skips between requests begin no request that would set another.
+            if not self._in_message and self._answered() and not self.transport.is_closing():
+                self.deadline = self.loop.time() + self.timeout_keep_alive
 
         def buffered(self) -> int:
             """Answer bytes this connection holds in the process, not yet taken by the client."""
@@ -268,8 +290,9 @@ def guarded_protocol(limits: ServingLimits) -> type[HttpToolsProtocol]:
 
         def shutdown(self) -> None:
             # A request still being sent cannot be answered before the server stops: closing
-            # it now keeps the shutdown from waiting out its graceful timeout.
-            if self.deadline is not None:
+            # it now keeps the shutdown from waiting out its graceful timeout. (An idle
+            # connection also has a deadline; uvicorn closes it after its last answer's bytes.)
+            if self._in_message:
                 self.expire()
                 return
             super().shutdown()

@@ -19,7 +19,7 @@ The helpers:
   127.0.0.1 in a thread of this process; yields the base URL; graceful shutdown.
 - ``collector_process(settings)``: ``python -m lmcp.collector_cli serve`` in a child process
   (settings as ``LMCP_COLLECTOR_*`` variables); yields a ``CollectorProcess`` (``.kill()`` is
-  SIGKILL, for crash tests).
+  SIGKILL, for crash tests). ``skills_process(settings)``: ``lmcp skills serve`` the same way.
 - ``child_process(cmd)`` / ``run_child(cmd)``: any other child, beside the test (a worker, the
   demo) or run to its end (a CLI, a script); ``holding_duckdb(path)``: another process holding
   a DuckDB file open (``tests/_processes.py``).
@@ -42,7 +42,7 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -52,6 +52,7 @@ from typing import Any
 import httpx
 import uvicorn
 from pydantic import BaseModel, SecretStr
+from pydantic_settings import BaseSettings
 
 from cloudskills.app import create_app as create_skills_app
 from cloudskills.settings import SkillsSettings
@@ -93,6 +94,7 @@ __all__ = [
     "serving_app",
     "serving_stub",
     "settings_env",
+    "skills_process",
     "stop_group",
     "wait_ready",
     "wait_until",
@@ -272,14 +274,16 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def settings_env(settings: CollectorSettings) -> dict[str, str]:
-    """``LMCP_COLLECTOR_*`` variables that rebuild ``settings`` in another process."""
+def settings_env(settings: BaseSettings) -> dict[str, str]:
+    """The variables (``LMCP_COLLECTOR_*``, ``LMCP_SKILLS_*``: the settings' prefix) that
+    rebuild ``settings`` in another process."""
+    prefix = str(type(settings).model_config.get("env_prefix") or "")
     env: dict[str, str] = {}
     for name in type(settings).model_fields:
         value = _plain(getattr(settings, name))
         if value is None:
             continue
-        key = "LMCP_COLLECTOR_" + name.upper()
+        key = prefix + name.upper()
         if isinstance(value, str | Path | int | float | bool):
             env[key] = str(value).lower() if isinstance(value, bool) else str(value)
         else:
@@ -299,15 +303,52 @@ def collector_process(
     port: int | None = None,
     log_path: Path | None = None,
     log_level: str = "warning",
+    environment: Mapping[str, str] | None = None,
     **popen_kwargs: Any,
 ) -> Iterator[CollectorProcess]:
-    """``lmcp collector serve`` in a child process; yields once ``/readyz`` answers 200."""
+    """``lmcp collector serve`` in a child process; yields once ``/readyz`` answers 200.
+    ``environment``: more variables for the child (``TMPDIR``, ...)."""
+    with _service_process(
+        "collector", settings, port, log_path, log_level, environment, **popen_kwargs
+    ) as handle:
+        yield handle
+
+
+@contextmanager
+def skills_process(
+    settings: SkillsSettings,
+    *,
+    port: int | None = None,
+    log_path: Path | None = None,
+    log_level: str = "warning",
+    environment: Mapping[str, str] | None = None,
+    **popen_kwargs: Any,
+) -> Iterator[CollectorProcess]:
+    """``lmcp skills serve`` in a child process; yields once ``/readyz`` answers 200."""
+    with _service_process(
+        "skills", settings, port, log_path, log_level, environment, **popen_kwargs
+    ) as handle:
+        yield handle
+
+
+@contextmanager
+def _service_process(
+    service: str,
+    settings: CollectorSettings | SkillsSettings,
+    port: int | None,
+    log_path: Path | None,
+    log_level: str,
+    environment: Mapping[str, str] | None,
+    **popen_kwargs: Any,
+) -> Iterator[CollectorProcess]:
     port = free_port() if port is None else port
     log_path = log_path or Path(settings.db_path).with_suffix(f".{port}.log")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LMCP_COLLECTOR_")}
+    prefix = str(type(settings).model_config.get("env_prefix") or "")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(prefix)}
     env.update(settings_env(settings))
+    env.update(environment or {})
     cmd = [
-        sys.executable, "-m", "lmcp.collector_cli", "serve",
+        sys.executable, "-m", f"lmcp.{service}_cli", "serve",
         "--host", "127.0.0.1", "--port", str(port), "--log-level", log_level,
     ]  # fmt: skip
     with child_process(cmd, env=env, log_path=log_path, **popen_kwargs) as child:

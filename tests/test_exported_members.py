@@ -61,6 +61,7 @@ MODULES = [
     "service.auth",
     "service.db",
     "service.errors",
+    "service.bodies",
     "service.serving",
     "service.sql",
     "contract.days",

@@ -18,6 +18,7 @@ HOOKS = {
     "on_message_begin": ["self"],
     "on_headers_complete": ["self"],
     "on_message_complete": ["self"],
+    "on_response_complete": ["self"],
     "shutdown": ["self"],
 }
 
@@ -34,11 +35,23 @@ def test_the_attributes_read_are_still_set_by_uvicorn() -> None:
     made = inspect.getsource(HttpToolsProtocol.__init__) + inspect.getsource(
         HttpToolsProtocol.connection_made
     )
-    for attribute in ("self.transport", "self.client", "self.loop", "self.cycle", "self.flow"):
+    for attribute in (
+        "self.transport",
+        "self.client",
+        "self.loop",
+        "self.cycle",
+        "self.flow",
+        "self.timeout_keep_alive",
+    ):
         assert attribute in made, attribute
     cycle = inspect.getsource(RequestResponseCycle.__init__)
     for attribute in ("self.response_complete", "self.disconnected", "self.message_event"):
         assert attribute in cycle, attribute
+    # The cycle calls the protocol's hook once its answer is complete (then, idle, the
+    # protocol sets its idle deadline).
+    assert "on_response=self.on_response_complete" in inspect.getsource(
+        HttpToolsProtocol.on_headers_complete
+    )
     # A request's cycle is the one on_headers_complete leaves in ``self.cycle``.
     assert "self.cycle = RequestResponseCycle(" in inspect.getsource(
         HttpToolsProtocol.on_headers_complete
