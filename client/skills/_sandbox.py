@@ -34,7 +34,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,9 +91,10 @@ class Launch:
 
     def started(self) -> None:
         """Close the parent's copies of what the child inherited (once it has started)."""
-        for fd in self.pass_fds:
-            os.close(fd)
-        self.pass_fds = []
+        # Taken out of this same list one by one: ``launch`` closes what is left in it at its
+        # end, and a number closed twice may by then be another thread's file.
+        while self.pass_fds:
+            os.close(self.pass_fds.pop())
 
 
 def _mirror(path: str, ops: list[_Bind | _Link], seen: set[str]) -> None:
@@ -190,10 +191,8 @@ class Sandbox:
             yield launch
         finally:
             for fd in [*fds, info] if info >= 0 else fds:
-                try:
+                with suppress(OSError):
                     os.close(fd)
-                except OSError:
-                    pass  # already closed by Launch.started
 
     def _argv(
         self,
