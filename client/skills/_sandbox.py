@@ -8,18 +8,22 @@ It holds for any caller, root included (each guarantee has a test in
   inside too, ``no_new_privs`` is set, and ``RLIMIT_NPROC`` binds (the kernel exempts only a
   real uid 0, counted per user namespace);
 - a seccomp filter (``client/skills/_seccomp.py``) denies mount, ptrace, keyring, namespace,
-  module, BPF, io_uring and SysV-IPC/memfd calls;
+  module, BPF, io_uring and SysV-IPC/memfd calls, and every kernel object that would hold
+  memory outside the sandbox's accounting (sockets, epoll, inotify, shared anonymous
+  mappings, ...);
 - no network, its own PID, IPC and UTS namespaces, no nested user namespace;
 - the filesystem is only what the interpreters need, read-only: the Python runtime mounted at
   ``/python`` (never at its host prefix), the shared libraries it and a few shell tools link,
-  a minimal ``/dev`` (null, zero, full, random, urandom, tty); no ``/proc`` (no mount table,
-  no process list), no ``/etc``, ``/home``, ``/usr/local``;
+  a ``/dev`` of null, random and urandom only (no ``ptmx``: the host's pseudo-terminals are one
+  pool; no ``zero``: a shared mapping of it is memory no process's Rss shows); no ``/proc``
+  (no mount table, no process list), no ``/etc``, ``/home``, ``/usr/local``;
 - every writable place is its own size-limited tmpfs: the scratch folder ``/work``, ``/tmp``,
   ``/dev/shm``; nothing of the host is writable and the scratch folder is not a host folder;
 - rlimits set before the script starts (CPU, address space, file size, open files,
-  processes, no core, no message queues); the deadline and the TOTAL memory and process
-  count are enforced from outside, by the caller's watchdog (``client/skills/_watchdog.py``),
-  which the script cannot see, signal or trace.
+  processes, queued signals, no core, no locked memory, no message queues, no real-time or
+  raised priority); the deadline and the TOTAL memory and process count are enforced from
+  outside, by the caller's watchdog (``client/skills/_watchdog.py``), which the script cannot
+  see, signal or trace.
 Where bubblewrap is missing or cannot build this sandbox there is none (``build_sandbox``
 builds it, ``_execute.find_sandbox`` tries it): the tool refuses to
 run unless the user opted in (see ``docs/cloud-skills.md``).
@@ -38,13 +42,11 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from client.skills._limits import SandboxLimits
+from client.skills._limits import MOUNT, SandboxLimits
 from client.skills._seccomp import seccomp_filter
 
 __all__ = ["MOUNT", "NOBODY", "PYTHON", "Launch", "Sandbox", "SandboxLimits", "build_sandbox"]
 
-#: Where the scratch folder (a tmpfs) appears inside the sandbox.
-MOUNT = "/work"
 #: Where the Python runtime appears inside the sandbox, whatever its host prefix.
 PYTHON = "/python"
 #: The uid and gid the script runs as, and bubblewrap too when the caller is root.
@@ -56,14 +58,17 @@ _TOOLS = (
     "mkdir", "rm", "cp", "mv", "touch", "tee", "expr", "seq",
 )  # fmt: skip
 _LDD_PATH = re.compile(r"(?:=>\s*|^\s+)(/\S+)\s+\(0x", re.MULTILINE)
+#: The devices a script sees (bound from the host's ``/dev``, read-only).
+_DEVICES = ("null", "random", "urandom")
 
 # Runs first inside the sandbox: set the limits (soft == hard; the script cannot raise them),
 # then BECOME the script (exec, no fork): nothing of LMCP's stays inside for it to signal.
 _LAUNCHER = (
     "import os,resource as r,sys\n"
-    "c,a,f,n,p=map(int,sys.argv[1].split(','))\n"
+    "c,a,f,n,p,s=map(int,sys.argv[1].split(','))\n"
     "for k,v in((r.RLIMIT_CPU,c),(r.RLIMIT_AS,a),(r.RLIMIT_FSIZE,f),(r.RLIMIT_NOFILE,n),"
-    "(r.RLIMIT_NPROC,p),(r.RLIMIT_CORE,0),(r.RLIMIT_MSGQUEUE,0)):r.setrlimit(k,(v,v))\n"
+    "(r.RLIMIT_NPROC,p),(r.RLIMIT_SIGPENDING,s),(r.RLIMIT_CORE,0),(r.RLIMIT_MEMLOCK,0),"
+    "(r.RLIMIT_MSGQUEUE,0),(r.RLIMIT_RTPRIO,0),(r.RLIMIT_NICE,0)):r.setrlimit(k,(v,v))\n"
     "os.execv(sys.argv[2],sys.argv[2:])\n"
 )
 
@@ -226,12 +231,12 @@ class Sandbox:
                 out += ["--symlink", op.target, op.dest]
             else:
                 out += ["--ro-bind-fd", keep(os.open(op.source, os.O_PATH)), op.dest]
-        out += ["--dev", "/dev", "--remount-ro", "/dev"]
-        for dest, size in (
-            (MOUNT, limits.scratch_bytes),
-            ("/tmp", limits.tmp_bytes),  # noqa: S108 - the sandbox's own tmpfs
-            ("/dev/shm", limits.tmp_bytes),
-        ):
+        # Not ``--dev``: that one brings a devpts (ptmx) and the host's /dev/zero.
+        out += ["--tmpfs", "/dev"]
+        for device in _DEVICES:
+            out += ["--dev-bind", f"/dev/{device}", f"/dev/{device}"]
+        out += ["--dir", "/dev/shm", "--remount-ro", "/dev"]
+        for dest, size in limits.places():
             out += ["--perms", "1777", "--size", str(size), "--tmpfs", dest]
         name, content = script
         out += ["--perms", "0444", "--file", data(content.encode("utf-8")), f"{MOUNT}/{name}"]
@@ -247,6 +252,7 @@ class Sandbox:
             limits.file_bytes,
             limits.open_files,
             limits.processes + 1,  # bubblewrap's own init inside counts as one
+            limits.queued_signals,
         )
         launcher = [self.inner_python, "-I", "-S", "-c", _LAUNCHER, ",".join(map(str, numbers))]
         return [*out, "--", *launcher, *command]
