@@ -74,7 +74,8 @@ class ScriptRun:
     stdout_truncated: bool
     stderr_truncated: bool
     duration_ms: int
-    #: why the sandbox's watchdog stopped it: "deadline", "memory", "processes" (or None)
+    #: why the sandbox's watchdog stopped it (or None): "deadline", "unaccounted", or the limit
+    #: passed: "processes", "memory", "descriptors", "mappings", "locks", "inodes"
     stopped_by: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -254,7 +255,7 @@ def _run_sandboxed(
         assert proc.stdout is not None and proc.stderr is not None
         out = _Capped(proc.stdout, limits.max_output_bytes)
         err = _Capped(proc.stderr, limits.max_output_bytes)
-        verdict = watch(proc, launch.info, limits.sandbox, limits.timeout_s)
+        verdict = watch(proc, launch.info, limits.sandbox, limits.timeout_s, launch.user)
         return _collect(proc, out, err, started, verdict.stopped)
 
 

@@ -21,9 +21,9 @@ It holds for any caller, root included (each guarantee has a test in
   ``/dev/shm``; nothing of the host is writable and the scratch folder is not a host folder;
 - rlimits set before the script starts (CPU, address space, file size, open files,
   processes, queued signals, no core, no locked memory, no message queues, no real-time or
-  raised priority); the deadline and the TOTAL memory and process count are enforced from
-  outside, by the caller's watchdog (``client/skills/_watchdog.py``), which the script cannot
-  see, signal or trace.
+  raised priority); the deadline and the TOTALS (memory, processes, descriptors, mappings,
+  locks, tmpfs inodes) are enforced from outside, by the caller's watchdog
+  (``client/skills/_watchdog.py``), which the script cannot see, signal or trace.
 Where bubblewrap is missing or cannot build this sandbox there is none (``build_sandbox``
 builds it, ``_execute.find_sandbox`` tries it): the tool refuses to
 run unless the user opted in (see ``docs/cloud-skills.md``).

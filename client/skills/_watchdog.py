@@ -2,14 +2,14 @@
 
 It runs in the calling process (LMCP), outside the sandbox's PID namespace: the script cannot
 see it, signal it (``SIGSTOP``) or trace it. Every ``_POLL_S`` it finds the processes of the
-sandbox's PID namespace (the one bubblewrap reports on its info pipe) in the host's ``/proc``,
-counts them and adds up their anonymous and shared resident memory (what an allocation or a
-shared mapping takes; file pages are the read-only runtime's and reclaimable; the writable
-places are tmpfs of a fixed size). Past the deadline, ``processes`` + 1 (bubblewrap's init) or
-``memory_bytes`` it kills the sandbox: bubblewrap outside first (its init inside dies with it,
-and with the init every process of the namespace), then whatever of the namespace it still
-sees. The kernel's own limits bind in between polls: ``RLIMIT_NPROC`` per user namespace, the
-address space per process, the tmpfs sizes.
+sandbox's PID namespace (the one bubblewrap reports on its info pipe) in the host's ``/proc``
+and takes their census (``client/skills/_census.py``): processes, resident memory and page
+tables, open descriptors, memory mappings, POSIX locks, and the inodes of the writable tmpfs
+places. Past the deadline or any limit of ``SandboxLimits`` it kills the sandbox: bubblewrap
+outside first (its init inside dies with it, and with the init every process of the
+namespace), then whatever of the namespace it still sees. What it may not read stops the run
+too (``unaccounted``). The kernel's own limits bind in between polls: ``RLIMIT_NPROC`` per
+user namespace, the address space and descriptors per process, the tmpfs sizes.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from client.skills._census import Unaccounted, count, excused, mappings, reading_as
+
 if TYPE_CHECKING:
     import subprocess
 
@@ -29,12 +31,15 @@ if TYPE_CHECKING:
 __all__ = ["Verdict", "watch"]
 
 _POLL_S = 0.005
-_STATUS_FIELDS = (b"RssAnon:", b"RssShmem:")
+#: The processes whose mappings are counted anew at each poll, in turn (reading ``maps`` costs
+#: the most); a process new since is counted at once.
+_MAPPINGS_PER_POLL = 4
 
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    #: None: the script ended by itself; else "deadline", "memory" or "processes"
+    #: None: the script ended by itself; else "deadline", "unaccounted" or the name of the
+    #: limit it passed: "processes", "memory", "descriptors", "mappings", "locks", "inodes"
     stopped: str | None
 
 
@@ -45,38 +50,29 @@ def _namespace_of(pid: int) -> str | None:
         return None
 
 
-def _members(namespace: str) -> list[int]:
-    found = []
+def _members(namespace: str, init: int | None = None) -> list[int]:
+    """The processes of the namespace (bubblewrap's ``init`` among them while it lives)."""
+    found = [] if init is None or not os.path.exists(f"/proc/{init}") else [init]
     for entry in os.scandir("/proc"):
-        if entry.name.isdigit() and _namespace_of(int(entry.name)) == namespace:
-            found.append(int(entry.name))
+        if entry.name.isdigit() and int(entry.name) != init:
+            if _namespace_of(int(entry.name)) == namespace:
+                found.append(int(entry.name))
     return found
 
 
-def _memory(pid: int) -> int:
-    """Anonymous + shared resident bytes of one process (0 once it is gone)."""
-    total = 0
-    try:
-        with open(f"/proc/{pid}/status", "rb") as status:
-            for line in status:
-                if line.startswith(_STATUS_FIELDS):
-                    total += int(line.split()[1]) * 1024
-    except (OSError, ValueError):
-        return 0
-    return total
-
-
 class _Info:
-    """bubblewrap's info pipe, read without blocking: the namespace once it is known."""
+    """bubblewrap's info pipe, read without blocking: the sandbox's init and PID namespace."""
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
         self._buffer = b""
+        self.child: int | None = None
         self.namespace: str | None = None
         self.closed = False
         os.set_blocking(fd, False)
 
     def poll(self) -> None:
+        """Read what is there; raise :class:`Unaccounted` if the namespace may not be read."""
         while not self.closed:
             try:
                 chunk = os.read(self._fd, 4096)
@@ -87,12 +83,37 @@ class _Info:
             if not chunk:
                 self.closed = True
                 try:
-                    pid = int(json.loads(self._buffer)["child-pid"])
+                    self.child = int(json.loads(self._buffer)["child-pid"])
                 except (ValueError, KeyError, TypeError):
                     return
-                self.namespace = _namespace_of(pid)
-                return
-            self._buffer += chunk
+            else:
+                self._buffer += chunk
+        if self.child is not None and self.namespace is None:
+            self.namespace = self._namespace()
+
+    def _namespace(self) -> str | None:
+        """The PID namespace of bubblewrap's init, read from it or, when it keeps its entries
+        root's (its credentials changed since it last ran a program), from a child of it;
+        ``None`` while bubblewrap is still setting up."""
+        assert self.child is not None
+        children = _read_bytes(f"/proc/{self.child}/task/{self.child}/children").split()
+        for pid in [self.child, *map(int, children)]:
+            try:
+                return os.readlink(f"/proc/{pid}/ns/pid")
+            except PermissionError as error:
+                if not excused(pid) and pid != self.child:
+                    raise Unaccounted("the sandbox's PID namespace") from error
+            except OSError:
+                pass  # gone
+        return None
+
+
+def _read_bytes(path: str) -> bytes:
+    try:
+        with open(path, "rb") as file:
+            return file.read()
+    except OSError:
+        return b""
 
 
 def _ended(pid: int) -> bool:
@@ -113,25 +134,44 @@ def _kill(proc: subprocess.Popen[bytes], namespace: str | None) -> None:
 
 
 def watch(
-    proc: subprocess.Popen[bytes], info_fd: int, limits: SandboxLimits, timeout_s: float
+    proc: subprocess.Popen[bytes],
+    info_fd: int,
+    limits: SandboxLimits,
+    timeout_s: float,
+    user: int | None = None,
 ) -> Verdict:
-    """Wait for the sandbox started as ``proc`` to end, or end it; say why it was stopped."""
+    """Wait for the sandbox started as ``proc`` to end, or end it; say why it was stopped.
+
+    ``user``: the uid the sandbox runs as when it is not the caller's (a root caller's).
+    """
     deadline = time.monotonic() + timeout_s
     info = _Info(info_fd)
+    places = limits.places()
+    mapped: dict[int, int] = {}
     stopped: str | None = None
+    polls = 0
     while not _ended(proc.pid):
         if time.monotonic() >= deadline:
             stopped = "deadline"
-        info.poll()
-        if stopped is None and info.namespace is not None:
-            members = _members(info.namespace)
-            if len(members) > limits.processes + 1:
-                stopped = "processes"
-            elif sum(_memory(pid) for pid in members) > limits.memory_bytes:
-                stopped = "memory"
+        try:
+            # Only /proc is read as the sandbox's user: nothing here may import or open more.
+            with reading_as(user):
+                info.poll()
+                if stopped is None and info.namespace is not None and info.child is not None:
+                    members = _members(info.namespace, info.child)
+                    script = [pid for pid in members if pid != info.child]
+                    mapped = {pid: mapped[pid] for pid in script if pid in mapped}
+                    for turn in range(min(_MAPPINGS_PER_POLL, len(script))):
+                        pid = script[(polls * _MAPPINGS_PER_POLL + turn) % len(script)]
+                        mapped[pid] = mappings(pid)
+                    stopped = count(members, info.child, places, mapped).over(limits)
+        except Unaccounted:
+            stopped = "unaccounted"
         if stopped is not None:
             break
+        polls += 1
         time.sleep(_POLL_S)
     # Whatever is left of the sandbox dies now (also after a normal exit).
-    _kill(proc, info.namespace)
+    with reading_as(user):
+        _kill(proc, info.namespace)
     return Verdict(stopped)
