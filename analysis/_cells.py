@@ -13,17 +13,19 @@ import datetime as dt
 import functools
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from operator import itemgetter
 from typing import NamedTuple, Protocol
 
 import duckdb
 
 from analysis._filters import FilterError, Filters, Period, Version
-from analysis._questions import last_day
+from analysis._period import Coverage, Released, resolve
+from analysis._questions import signal_days
 from analysis._registry import Question
 from collector.releases.cubes import CUBES
-from collector.releases.store import count_period, last_released, read_noisy_cells
+from collector.releases.store import count_period, read_noisy_cells
+from collector.releases.store import released_span as store_released_span
 from contract.catalogue._versions import OTHER_VERSION
 from contract.days import (
     PeriodKind,
@@ -51,12 +53,14 @@ __all__ = [
     "above",
     "aligned",
     "check_filters",
-    "default_period",
-    "exact_period",
+    "coverage_of",
+    "exact_span",
     "filtered",
     "idx_of",
     "last_released_day",
     "moe",
+    "refused_filter",
+    "released_span",
     "released_versions",
     "sd",
     "share",
@@ -170,35 +174,54 @@ _new = tuple.__new__
 _as_noisy = functools.partial(_new, Noisy)
 
 
+def released_span(con: duckdb.DuckDBPyConnection) -> Released | None:
+    """What the team's answers can cover: the weeks of the clock cube's oldest to newest
+    released period (every closed week between is released, empty ones too). None before any
+    release. Every weekly cube is released with the clock cube; the daily cube's days too."""
+    span = store_released_span(con, CLOCK)
+    if span is None:
+        return None
+    kind = CUBES[CLOCK].kind
+    return Released(period_start(kind, span[0]), period_end(kind, span[1]))
+
+
 def last_released_day(con: duckdb.DuckDBPyConnection) -> dt.date | None:
     """The last day of the newest released period (of the clock cube), None before any."""
-    start = last_released(con, CLOCK)
-    return None if start is None else period_end(CUBES[CLOCK].kind, start)
+    span = released_span(con)
+    return None if span is None else span.through
 
 
-def default_period(
-    con: duckdb.DuckDBPyConnection, filters: Filters, *, today: dt.date | None = None
-) -> Period:
-    """The period asked about: the filters' days, else the last 4 weeks ending at the newest
-    released period (or, before any release, at the last closed week). Never releases."""
-    end = last_released_day(con)
-    if end is None:
-        end = period_end(PeriodKind.week, last_closed(PeriodKind.week, today or utc_today()))
-    return filters.resolve(end, today=max(end, today or utc_today()))
+def exact_span(con: duckdb.DuckDBPyConnection, *, today: dt.date | None = None) -> Released | None:
+    """What the steward's exact answers of a raw file can cover: the weeks from the first
+    signal's to the newest closed one holding signals (the open week is never answered, as
+    for the team). None when no closed week holds a signal."""
+    days = signal_days(con)
+    if days is None:
+        return None
+    week = PeriodKind.week
+    # The earlier of the two days first: a signal dated 9999-12-31 has no week end.
+    closed = period_end(week, last_closed(week, today or utc_today()))
+    through = period_end(week, min(closed, days[1]))
+    first = period_start(week, days[0])
+    return None if first > through else Released(first, through, exact=True)
 
 
-def exact_period(
-    con: duckdb.DuckDBPyConnection, filters: Filters, *, today: dt.date | None = None
-) -> Period:
-    """The steward's default period on raw rows (a file may hold no release): the last 4 weeks
-    ending at the week of the last signal, never past the last closed week -- the team's
-    default whenever the releases are current."""
-    now = today or utc_today()
-    end = period_end(PeriodKind.week, last_closed(PeriodKind.week, now))
-    data = last_day(con)
-    if data is not None:
-        end = min(end, period_end(PeriodKind.week, data))
-    return filters.resolve(end, today=max(end, now))
+def coverage_of(
+    con: duckdb.DuckDBPyConnection,
+    filters: Filters,
+    *,
+    exact: bool = False,
+    period: Period | None = None,
+    today: dt.date | None = None,
+) -> Coverage:
+    """The days a request is answered over (``analysis._period.resolve``, the one rule): the
+    filters' days (or ``period``, when given) against the connection's releases -- or, for the
+    steward's ``exact`` view, its file's closed weeks. ``NotCovered`` when none is in them.
+    Never releases."""
+    if period is not None:
+        filters = replace(filters, start=period.start, end=period.end)
+    return resolve(filters, exact_span(con, today=today) if exact else released_span(con),
+                   exact=exact)  # fmt: skip
 
 
 def released_versions(src: CellSource, period: Period) -> tuple[str, ...]:
@@ -220,14 +243,21 @@ def aligned(cube: str, period: Period) -> tuple[dt.date, dt.date]:
     return period_start(kind, period.start), period_end(kind, period.end)
 
 
-def check_filters(question: Question, filters: Filters) -> None:
+def refused_filter(question: Question, filters: Filters) -> str | None:
+    """The first set filter a cube of ``question`` has no dimension for (None: it takes them
+    all)."""
     for cube in CUBES_OF[question]:
-        allowed = FILTERS_OF[cube]
         for name in ("platform", "version", "tool"):
-            if getattr(filters, name) is not None and name not in allowed:
-                raise FilterError(
-                    name, f"is not available for {question.value}: its release has no {name}"
-                )
+            if getattr(filters, name) is not None and name not in FILTERS_OF[cube]:
+                return name
+    return None
+
+
+def check_filters(question: Question, filters: Filters) -> None:
+    """``FilterError`` naming the first filter ``question``'s release cannot take."""
+    name = refused_filter(question, filters)
+    if name is not None:
+        raise FilterError(name, f"is not available for {question.value}: its release has no {name}")
 
 
 def version_matches(text: str, v: Version | None) -> bool:

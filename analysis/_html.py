@@ -16,6 +16,7 @@ __all__ = [
     "head",
     "kpis",
     "login_page",
+    "not_covered_main",
     "page_failed",
     "page_start",
 ]
@@ -95,3 +96,13 @@ def download_links(hrefs: Mapping[str, str]) -> str:
         for fmt, href in hrefs.items()
     )
     return f'<p class="exports">Download: {links}</p>'
+
+
+def not_covered_main(message: str, latest: str | None, label: str) -> str:
+    """The end of a page no release covers: its sentence (what the releases do cover) and a
+    link to the last released weeks (``latest``; None before any release)."""
+    link = "" if latest is None else f' <a id="latest" href="{esc(latest)}">{esc(label)}</a>.'
+    return (
+        '<main class="grid"><p class="empty banner" id="not-covered" role="status">'
+        f"{esc(message)}{link}</p></main></body></html>\n"
+    )

@@ -52,7 +52,7 @@ from analysis._dashboard import (
     render_svgs,
     tool_answers,
 )
-from analysis._export import DAY_KEYS, Downloads
+from analysis._export import DAY_KEYS, Downloads, not_covered_problem
 from analysis._filters import FilterError, Filters, checked_filters
 from analysis._friction import FrictionKey
 from analysis._friction_page import (
@@ -64,6 +64,7 @@ from analysis._friction_page import (
     friction_view,
 )
 from analysis._html import page_failed, page_start
+from analysis._period import NotCovered
 from analysis._prewarm import ViewCache, prewarm
 from analysis._questions import DEFAULT_LIMIT, QUESTIONS, Answer, Question
 from analysis._released import ask_released
@@ -205,13 +206,10 @@ def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
         filters = _filters(query, _FILTER_KEYS | {"limit"})
         limit = _int_param(query, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
 
-        def run(con: Any) -> dict[str, Any]:
-            doc = ask_released(con, q, filters, limit=limit).to_json()
-            doc["released_through"] = _released_through(con)
-            return doc
-
         try:
-            return await db.run(run)
+            return await db.run(lambda con: ask_released(con, q, filters, limit=limit).to_json())
+        except NotCovered as exc:  # the detail says which days the releases do cover
+            raise not_covered_problem(str(exc)) from None
         except NotReleased:
             raise ProblemError(
                 404, "not_released", "That question has no release for the team role."
