@@ -15,7 +15,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from operator import itemgetter
-from typing import NamedTuple, Protocol
+from typing import NamedTuple, Protocol, TypeVar
 
 import duckdb
 
@@ -52,6 +52,7 @@ __all__ = [
     "ReleasedSource",
     "above",
     "aligned",
+    "breakdown",
     "check_filters",
     "coverage_of",
     "exact_span",
@@ -325,6 +326,58 @@ def sd(a: Acc) -> float:
 def shown(n: float) -> int:
     """A shown count: a whole number, never below 0 (noise can push a sum negative)."""
     return max(0, round(n))
+
+
+_K = TypeVar("_K")
+
+
+def breakdown(parts: Mapping[_K, Acc]) -> tuple[dict[_K, Acc], Acc]:
+    """The one clamping rule, for every view showing parts beside their total (a tool's app
+    states, a platform's tools, a day's friction types and ``all``, a tool's week, the shares
+    of intents, attempts and argument shapes). Noise can push a released sum below 0:
+
+    - the total is the sum of all its parts' cells, a whole number never below 0 -- never the
+      sum of clamped parts, which would add the positive half of every empty part's noise;
+    - the parts are the whole numbers never below 0 closest to their released sums (least
+      squares) that add up to that total: a part below 0 shows 0, and what it takes away is
+      taken evenly from the parts above (each moves by less than its noise), then each is
+      rounded so that the sum stays the total (largest remainders).
+
+    So a view's rows add up to the total it shows, their shares to 100 %, and the total is
+    as unbiased as the cells. The variances are the cells' own: the rule removes no noise."""
+    keys = list(parts)
+    values = [parts[k].n for k in keys]
+    target = shown(sum(values))
+    if target == 0:
+        whole = [0] * len(keys)
+    else:
+        tau = _shift(values, target)
+        whole = _whole([max(0.0, v - tau) for v in values], target)
+    out = {k: Acc(float(n), parts[k].var) for k, n in zip(keys, whole, strict=True)}
+    return out, Acc(float(target), sum(a.var for a in parts.values()))
+
+
+def _shift(values: list[float], target: int) -> float:
+    """The ``tau`` with ``sum(max(0, v - tau)) == target`` (``target > 0``): the Euclidean
+    projection onto the non-negative parts of that sum (Duchi et al. 2008)."""
+    tau, total = 0.0, 0.0
+    for j, u in enumerate(sorted(values, reverse=True), 1):
+        total += u
+        if u - (total - target) / j <= 0:
+            break
+        tau = (total - target) / j
+    return tau
+
+
+def _whole(raw: list[float], target: int) -> list[int]:
+    """``raw`` (adding up to ``target``) as whole numbers adding up to it: each rounded down,
+    then one more for the largest remainders (the first on a tie)."""
+    floors = [math.floor(x) for x in raw]
+    left = max(0, min(len(raw), target - sum(floors)))
+    order = sorted(range(len(raw)), key=lambda i: (floors[i] - raw[i], i))
+    for i in order[:left]:
+        floors[i] += 1
+    return floors
 
 
 def moe(var: float) -> int:

@@ -29,6 +29,7 @@ from analysis._cells import (
     Noisy,
     above,
     aligned,
+    breakdown,
     idx_of,
     moe,
     share,
@@ -151,16 +152,24 @@ def _cells_of(src: CellSource, cov: Coverage, want: Sequence[str | None]) -> lis
 def week_rows(cells: Iterable[Noisy], period: Period, *, overall: bool) -> list[WeekRow]:
     """Per friction type (and ``all``, their sum, when ``overall``), the cells of each week of
     ``period`` summed; a friction type whose period sum is within its noise is left out (as
-    in ``top``), ``all`` never."""
+    in ``top``), ``all`` never. Each week's ``all`` and its friction types follow the one
+    clamping rule (``breakdown``: ``all`` is the sum of the week's cells, the types add up to
+    it; hidden types count in it)."""
     (ft,) = idx_of("friction", "friction_type")
-    weeks: dict[str, dict[dt.date, Acc]] = defaultdict(lambda: defaultdict(Acc))
+    types: dict[dt.date, dict[str, Acc]] = defaultdict(lambda: defaultdict(Acc))
     for c in cells:
         if c.day < period.start:
             continue
-        for series in (c.key[ft], "all") if overall else (c.key[ft],):
-            acc = weeks[series][c.day]
-            acc.n += c.n
-            acc.var += c.var
+        acc = types[c.day][c.key[ft]]
+        acc.n += c.n
+        acc.var += c.var
+    weeks: dict[str, dict[dt.date, Acc]] = defaultdict(dict)
+    for week, parts in types.items():
+        shown_parts, total = breakdown(parts)
+        for series, a in shown_parts.items():
+            weeks[series][week] = a
+        if overall:
+            weeks["all"][week] = total
     rows: list[WeekRow] = []
     for series in sorted(weeks, key=lambda s: (s != "all", s)):
         days = weeks[series]

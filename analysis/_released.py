@@ -34,6 +34,7 @@ from analysis._cells import (
     ReleasedSource,
     above,
     aligned,
+    breakdown,
     check_filters,
     coverage_of,
     filtered,
@@ -119,12 +120,18 @@ def _trends(src: CellSource, cov: Coverage, filters: Filters, _limit: int) -> li
     cells = filtered("daily", src.cells("daily", period.start - dt.timedelta(days=7),
                                          period.end), filters)  # fmt: skip
     (ft,) = idx_of("daily", "friction_type")
-    daily: dict[str, dict[dt.date, Acc]] = defaultdict(lambda: defaultdict(Acc))
+    types: dict[dt.date, dict[str, Acc]] = defaultdict(lambda: defaultdict(Acc))
     for c in cells:
-        for series in (c.key[ft], "all"):
-            acc = daily[series][c.day]
-            acc.n += c.n
-            acc.var += c.var
+        acc = types[c.day][c.key[ft]]
+        acc.n += c.n
+        acc.var += c.var
+    # Each day's ``all`` (the sum of its cells) and its friction types adding up to it.
+    daily: dict[str, dict[dt.date, Acc]] = defaultdict(dict)
+    for day, parts in types.items():
+        shown_parts, total = breakdown(parts)
+        for series, a in shown_parts.items():
+            daily[series][day] = a
+        daily["all"][day] = total
     rows: list[Row] = []
     for series in sorted(daily, key=lambda s: (s != "all", s)):
         days = daily[series]
@@ -147,13 +154,16 @@ def _trends(src: CellSource, cov: Coverage, filters: Filters, _limit: int) -> li
 def _shares(
     src: CellSource, cube: str, period: Period, filters: Filters, group: str, item: str
 ) -> list[tuple[str, str, Acc, Acc]]:
+    """(group, item, the item as shown, the group's total as shown: ``breakdown``)."""
     cells = filtered(cube, src.cells(cube, *aligned(cube, period)), filters)
-    groups = sum_by(cells, idx_of(cube, group, item))
-    totals: dict[str, Acc] = defaultdict(Acc)
-    for (g, _), a in groups.items():
-        totals[g].n += a.n
-        totals[g].var += a.var
-    return [(g, i, a, totals[g]) for (g, i), a in groups.items()]
+    by_group: dict[str, dict[str, Acc]] = defaultdict(dict)
+    for (g, i), a in sum_by(cells, idx_of(cube, group, item)).items():
+        by_group[g][i] = a
+    out: list[tuple[str, str, Acc, Acc]] = []
+    for g, parts in by_group.items():
+        shown_parts, total = breakdown(parts)
+        out += [(g, i, a, total) for i, a in shown_parts.items()]
+    return out
 
 
 def _platforms(src: CellSource, cov: Coverage, filters: Filters, _limit: int) -> list[Row]:
@@ -172,8 +182,8 @@ def _apps(src: CellSource, cov: Coverage, filters: Filters, _limit: int) -> list
 
 def _single(src: CellSource, cube: str, period: Period) -> tuple[list[tuple[str, Acc]], Acc]:
     groups = sum_by(src.cells(cube, *aligned(cube, period)), (0,))
-    total = Acc(sum(a.n for a in groups.values()), sum(a.var for a in groups.values()))
-    return [(k[0], a) for k, a in groups.items()], total
+    shown_parts, total = breakdown({k[0]: a for k, a in groups.items()})
+    return list(shown_parts.items()), total
 
 
 def _intents(src: CellSource, cov: Coverage, _filters: Filters, _limit: int) -> list[Row]:
@@ -191,15 +201,17 @@ def _attempts(src: CellSource, cov: Coverage, _filters: Filters, _limit: int) ->
 
 def _shapes(src: CellSource, cov: Coverage, filters: Filters, limit: int) -> list[Row]:
     cells = filtered("shapes", src.cells("shapes", *aligned("shapes", cov.period)), filters)
-    groups = sum_by(cells, idx_of("shapes", "tool", "arg", "arg_type", "size"))
-    per_arg: dict[tuple[str, str], Acc] = defaultdict(Acc)
-    for (tool, arg, _, _), a in groups.items():
-        per_arg[(tool, arg)].n += a.n
-        per_arg[(tool, arg)].var += a.var
-    ranked = sorted(((k, a) for k, a in groups.items() if above(a)),
-                    key=lambda kv: (-kv[1].n, kv[0]))[:limit]  # fmt: skip
-    return [ShapeRow(t, arg, ty, s, shown(a.n), moe(a.var), *share(a, per_arg[(t, arg)]))
-            for (t, arg, ty, s), a in ranked]  # fmt: skip
+    per_arg: dict[tuple[str, str], dict[tuple[str, str], Acc]] = defaultdict(dict)
+    for (tool, arg, ty, size), a in sum_by(cells, idx_of("shapes", "tool", "arg", "arg_type",
+                                                          "size")).items():  # fmt: skip
+        per_arg[(tool, arg)][(ty, size)] = a
+    groups: list[tuple[tuple[str, str, str, str], Acc, Acc]] = []
+    for (tool, arg), parts in per_arg.items():
+        shown_parts, total = breakdown(parts)
+        groups += [((tool, arg, ty, size), a, total) for (ty, size), a in shown_parts.items()]
+    ranked = sorted((g for g in groups if above(g[1])), key=lambda g: (-g[1].n, g[0]))[:limit]
+    return [ShapeRow(t, arg, ty, s, shown(a.n), moe(a.var), *share(a, total))
+            for (t, arg, ty, s), a, total in ranked]  # fmt: skip
 
 
 def _ring(src: CellSource, cov: Coverage, filters: Filters, limit: int) -> list[Row]:

@@ -103,7 +103,7 @@ class PlatformRow:
     tool: str
     n: int
     moe: int
-    #: The platform's total: its cells summed.
+    #: The platform's total: its rows add up to it (``analysis._cells.breakdown``).
     platform_n: int
     platform_moe: int
     share_pct: float
@@ -118,7 +118,7 @@ class AppRow:
     app_state: str
     n: int
     moe: int
-    #: The tool's total: its cells summed.
+    #: The tool's total: its rows add up to it (``analysis._cells.breakdown``).
     tool_n: int
     tool_moe: int
     share_pct: float

@@ -5,7 +5,7 @@ synthetic file (weeks 2026-06-15 and 2026-06-22 released; the open week after th
 - a range reaching into unreleased days is cut at the newest release, compared like for like,
   and says so in every view (the walkthrough's false drop);
 - days no release covers say which days the releases do cover (exit 1, a 404 problem, a page);
-- every figure comes with its noise;
+- every figure comes with its noise, and every breakdown adds up;
 - names: the ``--end`` default as it is, the spike column, the cards' own titles."""
 
 from __future__ import annotations
@@ -124,6 +124,14 @@ def test_every_figure_has_its_margin_and_the_spike_reads_spike(synth_path: Path)
                           "--limit", "1000")  # fmt: skip
     assert table.count(" spike ") >= len(spiked), "the same word as the report's"
     assert "yes" not in table
+
+
+def test_the_apps_of_a_tool_add_up_to_its_total(synth_path: Path) -> None:
+    code, out, _ = lmcp("analysis", "apps", "--db", str(synth_path), "--tool", "search_files",
+                        "--format", "json")  # fmt: skip
+    rows = json.loads(out)["rows"]
+    assert rows and {r["tool_n"] for r in rows} == {sum(r["n"] for r in rows)}
+    assert abs(sum(r["share_pct"] for r in rows) - 100.0) <= 0.05 * len(rows)
 
 
 # -- a real collector ---------------------------------------------------------------------------
