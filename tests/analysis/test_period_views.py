@@ -6,7 +6,8 @@ synthetic file (weeks 2026-06-15 and 2026-06-22 released; the open week after th
   and says so in every view (the walkthrough's false drop);
 - days no release covers say which days the releases do cover (exit 1, a 404 problem, a page);
 - every figure comes with its noise, and every breakdown adds up;
-- names: the ``--end`` default as it is, the spike column, the cards' own titles."""
+- names: the ``--end`` default as it is, the spike column, the cards' own titles, HTML pages
+  for mistyped dashboard links."""
 
 from __future__ import annotations
 
@@ -199,3 +200,27 @@ def test_a_card_names_an_unavailable_filter_by_its_own_title(dashboard: httpx.Cl
     assert "not available for top" not in text and "not available for shapes" not in text
     overview = _text(dashboard.get("/dashboard", params={"version": "1.4"}).text)
     assert "“Top friction” is released without a version" in overview
+
+
+@pytest.mark.parametrize(
+    ("path", "back"),
+    [
+        ("/dashboard/tool/nope", ["/dashboard"]),
+        ("/dashboard/friction/read_note/nope/other", ["/dashboard", "/dashboard/tool/read_note"]),
+        ("/dashboard/friction/nope/timeout/other", ["/dashboard"]),
+        ("/dashboard/nope", ["/dashboard"]),
+    ],
+)
+def test_a_mistyped_link_is_a_page_with_a_way_back(
+    dashboard: httpx.Client, path: str, back: list[str]
+) -> None:
+    page = dashboard.get(path)
+    assert page.status_code == 404
+    assert page.headers["content-type"].startswith("text/html")
+    assert "default-src 'none'" in page.headers["content-security-policy"]
+    assert 'id="not-found"' in page.text and "nope" not in page.text
+    links = re.findall(r'<a href="([^"]+)"', page.text)
+    assert all(href in links for href in back), links
+    assert 'action="/dashboard/logout"' in page.text, "the dashboard's frame"
+    api = dashboard.get("/v1/triage/nope", headers=AUTH)
+    assert api.headers["content-type"].startswith("application/problem+json")
