@@ -24,6 +24,7 @@ from analysis._api import (
     trends,
 )
 from analysis._filters import DEFAULT_DAYS, FilterError, Filters, Period, Version
+from analysis._period import Coverage, NotCovered
 from analysis._questions import DEFAULT_K, DEFAULT_LIMIT, Answer, answer_from_json
 from analysis._registry import QUESTIONS, Question, QuestionSpec
 from analysis._released import RELEASED_QUESTIONS, ask, ask_released
@@ -50,9 +51,11 @@ __all__ = [
     "Answer",
     "AppRow",
     "AttemptRow",
+    "Coverage",
     "FilterError",
     "Filters",
     "IntentRow",
+    "NotCovered",
     "Period",
     "PlatformRow",
     "Question",

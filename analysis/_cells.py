@@ -13,17 +13,19 @@ import datetime as dt
 import functools
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from operator import itemgetter
-from typing import NamedTuple, Protocol
+from typing import NamedTuple, Protocol, TypeVar
 
 import duckdb
 
 from analysis._filters import FilterError, Filters, Period, Version
-from analysis._questions import last_day
+from analysis._period import Coverage, Released, resolve
+from analysis._questions import signal_days
 from analysis._registry import Question
 from collector.releases.cubes import CUBES
-from collector.releases.store import count_period, last_released, read_noisy_cells
+from collector.releases.store import count_period, read_noisy_cells
+from collector.releases.store import released_span as store_released_span
 from contract.catalogue._versions import OTHER_VERSION
 from contract.days import (
     PeriodKind,
@@ -50,13 +52,16 @@ __all__ = [
     "ReleasedSource",
     "above",
     "aligned",
+    "breakdown",
     "check_filters",
-    "default_period",
-    "exact_period",
+    "coverage_of",
+    "exact_span",
     "filtered",
     "idx_of",
     "last_released_day",
     "moe",
+    "refused_filter",
+    "released_span",
     "released_versions",
     "sd",
     "share",
@@ -170,35 +175,54 @@ _new = tuple.__new__
 _as_noisy = functools.partial(_new, Noisy)
 
 
+def released_span(con: duckdb.DuckDBPyConnection) -> Released | None:
+    """What the team's answers can cover: the weeks of the clock cube's oldest to newest
+    released period (every closed week between is released, empty ones too). None before any
+    release. Every weekly cube is released with the clock cube; the daily cube's days too."""
+    span = store_released_span(con, CLOCK)
+    if span is None:
+        return None
+    kind = CUBES[CLOCK].kind
+    return Released(period_start(kind, span[0]), period_end(kind, span[1]))
+
+
 def last_released_day(con: duckdb.DuckDBPyConnection) -> dt.date | None:
     """The last day of the newest released period (of the clock cube), None before any."""
-    start = last_released(con, CLOCK)
-    return None if start is None else period_end(CUBES[CLOCK].kind, start)
+    span = released_span(con)
+    return None if span is None else span.through
 
 
-def default_period(
-    con: duckdb.DuckDBPyConnection, filters: Filters, *, today: dt.date | None = None
-) -> Period:
-    """The period asked about: the filters' days, else the last 4 weeks ending at the newest
-    released period (or, before any release, at the last closed week). Never releases."""
-    end = last_released_day(con)
-    if end is None:
-        end = period_end(PeriodKind.week, last_closed(PeriodKind.week, today or utc_today()))
-    return filters.resolve(end, today=max(end, today or utc_today()))
+def exact_span(con: duckdb.DuckDBPyConnection, *, today: dt.date | None = None) -> Released | None:
+    """What the steward's exact answers of a raw file can cover: the weeks from the first
+    signal's to the newest closed one holding signals (the open week is never answered, as
+    for the team). None when no closed week holds a signal."""
+    days = signal_days(con)
+    if days is None:
+        return None
+    week = PeriodKind.week
+    # The earlier of the two days first: a signal dated 9999-12-31 has no week end.
+    closed = period_end(week, last_closed(week, today or utc_today()))
+    through = period_end(week, min(closed, days[1]))
+    first = period_start(week, days[0])
+    return None if first > through else Released(first, through, exact=True)
 
 
-def exact_period(
-    con: duckdb.DuckDBPyConnection, filters: Filters, *, today: dt.date | None = None
-) -> Period:
-    """The steward's default period on raw rows (a file may hold no release): the last 4 weeks
-    ending at the week of the last signal, never past the last closed week -- the team's
-    default whenever the releases are current."""
-    now = today or utc_today()
-    end = period_end(PeriodKind.week, last_closed(PeriodKind.week, now))
-    data = last_day(con)
-    if data is not None:
-        end = min(end, period_end(PeriodKind.week, data))
-    return filters.resolve(end, today=max(end, now))
+def coverage_of(
+    con: duckdb.DuckDBPyConnection,
+    filters: Filters,
+    *,
+    exact: bool = False,
+    period: Period | None = None,
+    today: dt.date | None = None,
+) -> Coverage:
+    """The days a request is answered over (``analysis._period.resolve``, the one rule): the
+    filters' days (or ``period``, when given) against the connection's releases -- or, for the
+    steward's ``exact`` view, its file's closed weeks. ``NotCovered`` when none is in them.
+    Never releases."""
+    if period is not None:
+        filters = replace(filters, start=period.start, end=period.end)
+    return resolve(filters, exact_span(con, today=today) if exact else released_span(con),
+                   exact=exact)  # fmt: skip
 
 
 def released_versions(src: CellSource, period: Period) -> tuple[str, ...]:
@@ -220,14 +244,21 @@ def aligned(cube: str, period: Period) -> tuple[dt.date, dt.date]:
     return period_start(kind, period.start), period_end(kind, period.end)
 
 
-def check_filters(question: Question, filters: Filters) -> None:
+def refused_filter(question: Question, filters: Filters) -> str | None:
+    """The first set filter a cube of ``question`` has no dimension for (None: it takes them
+    all)."""
     for cube in CUBES_OF[question]:
-        allowed = FILTERS_OF[cube]
         for name in ("platform", "version", "tool"):
-            if getattr(filters, name) is not None and name not in allowed:
-                raise FilterError(
-                    name, f"is not available for {question.value}: its release has no {name}"
-                )
+            if getattr(filters, name) is not None and name not in FILTERS_OF[cube]:
+                return name
+    return None
+
+
+def check_filters(question: Question, filters: Filters) -> None:
+    """``FilterError`` naming the first filter ``question``'s release cannot take."""
+    name = refused_filter(question, filters)
+    if name is not None:
+        raise FilterError(name, f"is not available for {question.value}: its release has no {name}")
 
 
 def version_matches(text: str, v: Version | None) -> bool:
@@ -295,6 +326,58 @@ def sd(a: Acc) -> float:
 def shown(n: float) -> int:
     """A shown count: a whole number, never below 0 (noise can push a sum negative)."""
     return max(0, round(n))
+
+
+_K = TypeVar("_K")
+
+
+def breakdown(parts: Mapping[_K, Acc]) -> tuple[dict[_K, Acc], Acc]:
+    """The one clamping rule, for every view showing parts beside their total (a tool's app
+    states, a platform's tools, a day's friction types and ``all``, a tool's week, the shares
+    of intents, attempts and argument shapes). Noise can push a released sum below 0:
+
+    - the total is the sum of all its parts' cells, a whole number never below 0 -- never the
+      sum of clamped parts, which would add the positive half of every empty part's noise;
+    - the parts are the whole numbers never below 0 closest to their released sums (least
+      squares) that add up to that total: a part below 0 shows 0, and what it takes away is
+      taken evenly from the parts above (each moves by less than its noise), then each is
+      rounded so that the sum stays the total (largest remainders).
+
+    So a view's rows add up to the total it shows, their shares to 100 %, and the total is
+    as unbiased as the cells. The variances are the cells' own: the rule removes no noise."""
+    keys = list(parts)
+    values = [parts[k].n for k in keys]
+    target = shown(sum(values))
+    if target == 0:
+        whole = [0] * len(keys)
+    else:
+        tau = _shift(values, target)
+        whole = _whole([max(0.0, v - tau) for v in values], target)
+    out = {k: Acc(float(n), parts[k].var) for k, n in zip(keys, whole, strict=True)}
+    return out, Acc(float(target), sum(a.var for a in parts.values()))
+
+
+def _shift(values: list[float], target: int) -> float:
+    """The ``tau`` with ``sum(max(0, v - tau)) == target`` (``target > 0``): the Euclidean
+    projection onto the non-negative parts of that sum (Duchi et al. 2008)."""
+    tau, total = 0.0, 0.0
+    for j, u in enumerate(sorted(values, reverse=True), 1):
+        total += u
+        if u - (total - target) / j <= 0:
+            break
+        tau = (total - target) / j
+    return tau
+
+
+def _whole(raw: list[float], target: int) -> list[int]:
+    """``raw`` (adding up to ``target``) as whole numbers adding up to it: each rounded down,
+    then one more for the largest remainders (the first on a tie)."""
+    floors = [math.floor(x) for x in raw]
+    left = max(0, min(len(raw), target - sum(floors)))
+    order = sorted(range(len(raw)), key=lambda i: (floors[i] - raw[i], i))
+    for i in order[:left]:
+        floors[i] += 1
+    return floors
 
 
 def moe(var: float) -> int:

@@ -12,7 +12,7 @@ from client._console import make_console
 if TYPE_CHECKING:
     from analysis._remote import RemoteError
 
-__all__ = ["TokenOpt", "UrlOpt", "remote_failed"]
+__all__ = ["TokenOpt", "UrlOpt", "not_covered", "remote_failed"]
 
 _err = make_console(stderr=True)
 
@@ -41,8 +41,21 @@ _STATUS_HINTS = {
 }
 
 
+def not_covered(what: object) -> NoReturn:
+    """No release covers the asked days: say which days the releases do cover, then exit 1
+    (as for a file: ``analysis._period.NotCovered``'s message, or the collector's)."""
+    from rich.markup import escape
+
+    _err.print(f"[red]error:[/red] {escape(str(what))}", soft_wrap=True)
+    raise typer.Exit(1)
+
+
 def remote_failed(url: str, exc: RemoteError) -> NoReturn:
     """Name the URL and the reason, then exit 1 (the token is never printed)."""
+    from analysis._period import NOT_COVERED
+
+    if exc.code == NOT_COVERED and exc.detail:
+        not_covered(exc.detail)
     if exc.status == 0:
         reason = _TRANSPORT_REASONS.get(exc.code, exc.code)
         _err.print(

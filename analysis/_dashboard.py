@@ -17,23 +17,25 @@ import duckdb
 from analysis._cells import (
     MemoSource,
     ReleasedSource,
-    default_period,
-    last_released_day,
+    coverage_of,
+    released_span,
     released_versions,
 )
 from analysis._charts import chart_svg, spec_svg
-from analysis._filters import FilterError, Filters, Period, form_day
+from analysis._filters import DEFAULT_DAYS, FILTER_LABELS, FilterError, Filters, Period, form_day
 from analysis._friction import tool_trend
-from analysis._html import download_links, esc, kpis, page_start
+from analysis._html import download_links, esc, kpis, not_covered_main, page_start
 from analysis._panels import scaled, tool_weekly_card, weekly_spec, weekly_unavailable
+from analysis._period import Coverage, NotCovered, Released, days_text, resolve
 from analysis._questions import QUESTIONS, Answer, Question
 from analysis._registry import dashboard_questions
 from analysis._released import ask_released, derive, unavailable
 from analysis._rows import Row, TopRow, TrendRow, WeekRow
-from analysis.report import table_html
+from analysis.report import empty_text, footnotes, sentence, table_html
 from contract.schema import Platform, ToolName
 
 __all__ = [
+    "LATEST",
     "OVERVIEW",
     "TOOL_VIEW",
     "Headline",
@@ -48,6 +50,7 @@ __all__ = [
     "friction_href",
     "page_rest",
     "page_title",
+    "released_text",
     "panel_answer",
     "render_svgs",
     "overview_answers",
@@ -63,6 +66,8 @@ _TABLE_ROWS = 10
 _PAGE_ROWS = 100
 #: A limit no answer reaches: the regressions tile counts every regression.
 _ALL = 1 << 62
+#: The link of a page no release covers, to the default period.
+LATEST = f"Show the last {DEFAULT_DAYS // 7} released weeks"
 #: Plot widths: a full-row card, and a half-row one.
 WIDE_CHART = 980
 HALF_CHART = 400
@@ -85,7 +90,9 @@ class Headline:
 class View:
     """Everything one dashboard page shows (post-processing of released cells only)."""
 
-    period: Period
+    #: The days the page covers and why they differ from the asked ones (``analysis._period``);
+    #: None when no release covers the asked days (``uncovered`` says so).
+    coverage: Coverage | None
     filters: Filters
     answers: tuple[Answer[Row], ...]
     #: Versions with a released cell in the period, for the filter.
@@ -96,12 +103,23 @@ class View:
     error: str | None = None
     #: What the form shows when ``error`` is set: the values as they were submitted.
     submitted: Mapping[str, str] = field(default_factory=dict)
-    #: The last day of the newest released period (None before the first release).
-    released_through: dt.date | None = None
+    #: What the releases cover (None before the first release).
+    released: Released | None = None
     #: A tool's page: the tool's weekly trend (``analysis._friction.tool_trend``), or why
     #: its release cannot take the filters.
     weekly: tuple[WeekRow, ...] = ()
     weekly_unavailable: str | None = None
+    #: Why nothing is shown: no release covers the asked days (``NotCovered``'s sentence).
+    uncovered: str | None = None
+
+    @property
+    def period(self) -> Period | None:
+        """The covered days (None when ``uncovered``)."""
+        return None if self.coverage is None else self.coverage.period
+
+    @property
+    def released_through(self) -> dt.date | None:
+        return None if self.released is None else self.released.through
 
 
 def headline(answers: Sequence[Answer[Row]], regressions: int | None) -> Headline:
@@ -134,63 +152,59 @@ def _view(
     tool: ToolName | None,
     on_answer: OnAnswer | None = None,
 ) -> View:
-    try:
-        period = default_period(con, filters)
-    except FilterError as exc:  # e.g. a start after the last released day: the default period
-        fallback = _view(con, Filters(tool=filters.tool), questions, tool, on_answer)
-        return replace(fallback, error=_message(exc))
+    released = released_span(con)
+    try:  # the page's days, resolved once for all its panels
+        cov = resolve(filters, released)
+    except NotCovered as exc:  # the page says which days the releases do cover
+        return View(None, filters, (), (), tool, released=released, uncovered=sentence(str(exc)))
     answers: list[Answer[Row]] = []
     regressions: int | None = None
     src = MemoSource(ReleasedSource(con))  # each cube's cells read once for the whole page
     for q in questions:
         try:  # a question whose release cannot take a set filter says so on the page
             if q is Question.regressions:
-                whole = derive(src, q, filters, period, _ALL)
+                whole = derive(src, q, filters, cov, _ALL)
                 regressions = len(whole.rows)
                 answers.append(replace(whole, rows=whole.rows[:_PAGE_ROWS]))
             else:
-                answers.append(derive(src, q, filters, period, _PAGE_ROWS))
+                answers.append(derive(src, q, filters, cov, _PAGE_ROWS))
         except FilterError as exc:
-            answers.append(unavailable(q, period, filters, exc, source="released"))
+            answers.append(unavailable(q, cov, filters, exc, source="released"))
         if on_answer is not None:
             on_answer(answers[-1])
     weekly: tuple[WeekRow, ...] = ()
     cannot = weekly_unavailable(filters)
     if tool is not None and cannot is None:
-        weekly = tool_trend(src, tool, period)
-    return View(period, filters, tuple(answers), released_versions(src, period), tool,
-                released_through=last_released_day(con), headline=
-                headline(answers, regressions), weekly=weekly,
+        weekly = tool_trend(src, tool, cov)
+    return View(cov, filters, tuple(answers), released_versions(src, cov.period), tool,
+                released=released, headline=headline(answers, regressions), weekly=weekly,
                 weekly_unavailable=cannot if tool is not None else None)  # fmt: skip
 
 
 def panel_answer(
-    con: duckdb.DuckDBPyConnection,
-    question: Question,
-    filters: Filters,
-    period: Period | None = None,
+    con: duckdb.DuckDBPyConnection, question: Question, filters: Filters
 ) -> Answer[Row]:
     """One panel's figures exactly as its page shows them (so also its exports): released cells
-    only, the page's period and row limit. A filter the question's release cannot take gives
-    the answer saying so; ``FilterError`` when the filters give no period."""
-    period = period or default_period(con, filters)
+    only, the page's days and row limit. A filter the question's release cannot take gives
+    the answer saying so; ``NotCovered`` when no release covers the filters' days."""
+    cov = coverage_of(con, filters)
     try:
-        return ask_released(con, question, filters, period=period, limit=_PAGE_ROWS)
+        return ask_released(con, question, filters, coverage=cov, limit=_PAGE_ROWS)
     except FilterError as exc:
-        return unavailable(question, period, filters, exc, source="released")
+        return unavailable(question, cov, filters, exc, source="released")
 
 
-def _released_through(view: View) -> str:
-    day = view.released_through
-    return "no release yet" if day is None else day.isoformat()
+def released_text(released: Released | None) -> str:
+    """What the releases cover, for a page's header."""
+    if released is None:
+        return "nothing released yet"
+    return f"releases cover {days_text(released.period)}"
 
 
 def filter_message(exc: FilterError) -> str:
     """A person's sentence for a filter error (names the field and the rule, not the value)."""
-    names = {"start": "From", "end": "To", "platform": "Platform", "version": "Version",
-             "tool": "Tool"}  # fmt: skip
     rule = exc.rule.replace("'end'", "'To'").replace("'start'", "'From'")
-    return f"'{names.get(exc.field, exc.field)}' {rule}."
+    return f"'{FILTER_LABELS.get(exc.field, exc.field)}' {rule}."
 
 
 def _message(exc: FilterError) -> str:
@@ -237,8 +251,8 @@ def _filter_form(view: View) -> str:
     current_version = None if f.version is None else str(f.version)
     if current_version and current_version not in versions:
         versions.insert(0, current_version)
-    start = form_day(view.submitted, "start", view.period.start.isoformat())
-    end = form_day(view.submitted, "end", view.period.end.isoformat())
+    start, end = (form_day(view.submitted, name, _form_value(view, name))
+                  for name in ("start", "end"))  # fmt: skip
     fields = [
         f'<label>From<input type="date" name="start" id="f-start" value="{esc(start)}"></label>',
         f'<label>To<input type="date" name="end" id="f-end" value="{esc(end)}"></label>',
@@ -259,6 +273,14 @@ def _filter_form(view: View) -> str:
         + '<button type="submit" id="apply">Apply</button>'
         + f'<a class="reset" href="{esc(reset)}">Reset</a></form>'
     )
+
+
+def _form_value(view: View, name: str) -> str:
+    """A date field's value: the asked day, its default filled in (the header says the covered
+    days, and the note why they differ); as it was given when none is covered."""
+    asked = view.filters if view.coverage is None else view.coverage.asked
+    day = getattr(asked, name)
+    return "" if day is None else day.isoformat()
 
 
 def _query(view: View) -> str:
@@ -291,8 +313,9 @@ def _tool_links(answer: Answer[Row], query: str) -> str:
 def _kpis(view: View) -> str:
     h = view.headline
     tiles: list[tuple[str, str, str, str | None]] = []
+    days = "" if view.period is None else f" ({view.period.days} days)"
     if h.signals is not None and h.spike_days is not None:
-        tiles += [("signals", "signals released", f"{h.signals:,}", None),
+        tiles += [("signals", f"signals released{days}", f"{h.signals:,}", None),
                   ("spikes", "spike days", f"{h.spike_days:,}", None)]  # fmt: skip
     if h.top is not None:
         label = f"{h.top[0]} \u00b7 {h.top[1]}"
@@ -319,20 +342,23 @@ def _exports(answer: Answer[Row]) -> str:
 
 
 def card(answer: Answer[Row], svg: str | None, query: str, title: str | None = None) -> str:
-    """One panel of a question: its chart (or why there is none), its table, its downloads."""
+    """One panel of a question: its chart (or why there is none, in the words of the card's
+    own title), its table with its footnotes (what a change compares), its downloads."""
     spec = QUESTIONS[answer.question]
     name = answer.question.value
+    title = title or spec.title
     chart = (
         f'<div class="chart" id="chart-{name}">{svg}</div>'
         if svg is not None
-        else f'<p class="empty">{esc(answer.empty_text)}</p>'
+        else f'<p class="empty">{esc(empty_text(answer, title))}</p>'
     )
     table = _tool_links(answer, query) if answer.rows else ""
+    notes = "".join(f'<p class="note">{esc(n)}</p>' for n in footnotes(answer))
     wide = " wide" if spec.placement.wide else ""
     opened = " open" if spec.placement.opened else ""
     return (
-        f'<section class="card{wide}" id="q-{name}"><h2>{esc(title or spec.title)}</h2>'
-        f'<p class="summary">{esc(spec.summary)}</p>{chart}'
+        f'<section class="card{wide}" id="q-{name}"><h2>{esc(title)}</h2>'
+        f'<p class="summary">{esc(spec.summary)}</p>{chart}{notes}'
         f"<details{opened}><summary>table</summary>{table}</details>{_exports(answer)}</section>"
     )
 
@@ -341,23 +367,40 @@ def page_title(tool: ToolName | None) -> str:
     return "LMCP friction triage" if tool is None else f"Tool: {tool.value}"
 
 
+def _header(view: View) -> str:
+    """The page's header: the covered days, where the figures come from, what is released."""
+    title = page_title(view.tool)
+    crumbs = "" if view.tool is None else (
+        f'<a href="/dashboard{esc(_query(view))}" id="back">\u2190 overview</a>'
+    )  # fmt: skip
+    parts = [] if view.period is None else [f"{days_text(view.period)} ({view.period.days} days)"]
+    parts += ["differentially private releases: each count \u00b1 its 95 % noise interval",
+              released_text(view.released)]  # fmt: skip
+    described = " \u00b7 ".join(parts)
+    return (
+        f'<header><div><h1>{esc(title)}</h1><p id="covers">{esc(described)}</p>'
+        f"</div>{crumbs}"
+        '<form method="post" action="/dashboard/logout"><button class="link" type="submit">'
+        "Sign out</button></form></header>"
+    )
+
+
 def page_rest(view: View, svgs: Sequence[str | None]) -> str:
     """The rest of a page after ``page_start``; ``svgs`` match ``view.answers``."""
     query = _query(view)
-    title = page_title(view.tool)
-    back = f'<a href="/dashboard{esc(query)}" id="back">\u2190 overview</a>'
-    crumbs = "" if view.tool is None else back
-    described = (
-        f"{view.period.start.isoformat()} to {view.period.end.isoformat()} \u00b7 "
-        "differentially private releases: each count \u00b1 its 95 % noise interval, "
-        f"released through {_released_through(view)}"
-    )
     tool_view = view.tool is not None
     error = (
         f'<p class="error banner" role="alert" id="page-error">{esc(view.error)}</p>'
         if view.error
         else ""
     )
+    note = view.coverage.note if view.coverage is not None else None
+    noted = "" if note is None else f'<p class="note" id="period-note">{esc(sentence(note))}</p>'
+    if view.uncovered is not None:  # say which days the releases do cover, and link them
+        home = "/dashboard" if view.tool is None else f"/dashboard/tool/{view.tool.value}"
+        latest = None if view.released is None else home
+        rest = not_covered_main(view.uncovered, latest, LATEST)
+        return _header(view) + error + _filter_form(view) + rest
     cards = [
         card(a, svg, query, a.question.spec.placement.tool_title if tool_view else None)
         for a, svg in zip(view.answers, svgs, strict=False)
@@ -367,13 +410,10 @@ def page_rest(view: View, svgs: Sequence[str | None]) -> str:
         cards.insert(1, tool_weekly_card(view.tool, view.filters, view.weekly,
                                          view.weekly_unavailable, weekly))  # fmt: skip
     return (
-        "<header><div><h1>"
-        + esc(title)
-        + f"</h1><p>{esc(described)}</p></div>{crumbs}"
-        + '<form method="post" action="/dashboard/logout"><button class="link" type="submit">'
-        + "Sign out</button></form></header>"
+        _header(view)
         + error
         + _filter_form(view)
+        + noted
         + _kpis(view)
         + f'<main class="grid">{"".join(cards)}</main></body></html>\n'
     )

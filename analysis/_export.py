@@ -7,10 +7,13 @@ dashboard's session, with the page's filters (``Downloads.add_routes``):
 - ``GET /dashboard/friction/{tool}/{error_class}/{friction_type}/export/{panel}.csv`` /
   ``.json``: a friction's own panels (``analysis._friction_page.friction_export``).
 
-Filters a panel cannot take answer 422 with the sentence its page shows, never an empty file.
+Filters a panel cannot take answer 422 with the sentence its page shows, never an empty file;
+days no release covers answer 404 (``not_covered``) with the sentence saying which days the
+releases do cover.
 
 - JSON is the document ``GET /v1/triage/{question}`` answers for the same filters and limit
-  (``Answer.to_json()`` plus ``released_through``).
+  (``Answer.to_json()``: the covered days, the asked ones, the comparison, what the releases
+  cover).
 - CSV is ``analysis._csv.write_csv`` (the CLI's CSV, with RFC 4180's CRLF): a header of
   every field, ``n`` and its ``moe`` (a share and its ``share_moe``) as separate columns, the
   rows in the table's order.
@@ -27,24 +30,31 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from analysis._cells import last_released_day
 from analysis._csv import write_csv
 from analysis._dashboard import OVERVIEW, TOOL_VIEW, View, filter_message, panel_answer
 from analysis._dashboard import tool_answers as tool_view
 from analysis._filters import FilterError, Filters, checked_filters
-from analysis._friction import PANELS, FrictionKey, friction_period
+from analysis._friction import PANELS, FrictionKey
 from analysis._friction_page import FrictionView, friction_export, friction_view
 from analysis._panels import FORMATS, WEEKLY_SUMMARY, WEEKLY_TITLE, panel_body
+from analysis._period import NOT_COVERED, NotCovered, coverage_json
 from analysis._prewarm import ViewCache
 from analysis._questions import Answer, Question
 from analysis._rows import Row, WeekRow
 from analysis._signin import SignIn
-from analysis.report import table_rows
+from analysis.report import empty_text, sentence, table_rows
 from contract.schema import ToolName
 from service.db import Database
 from service.errors import ProblemError
 
-__all__ = ["DAY_KEYS", "TOOL_KEYS", "Downloads", "export_response", "export_target"]
+__all__ = [
+    "DAY_KEYS",
+    "TOOL_KEYS",
+    "Downloads",
+    "export_response",
+    "export_target",
+    "not_covered_problem",
+]
 
 #: The filters of a friction's page and downloads (its cube is keyed by the friction).
 DAY_KEYS = frozenset({"start", "end"})
@@ -66,13 +76,15 @@ def export_target(name: str) -> tuple[Question, str]:
     return question, fmt
 
 
-def export_response(
-    answer: Answer[Row], released_through: str | None, fmt: str, headers: dict[str, str]
-) -> Response:
+def not_covered_problem(message: str) -> ProblemError:
+    """The answer of a download (or an API request) over days no release covers."""
+    return ProblemError(404, NOT_COVERED, sentence(message))
+
+
+def export_response(answer: Answer[Row], fmt: str, headers: dict[str, str]) -> Response:
     """The file of ``answer`` in ``fmt``: an attachment named after the question and period."""
     if fmt == "json":
         doc: dict[str, Any] = answer.to_json()
-        doc["released_through"] = released_through
         body = json.dumps(doc, indent=2) + "\n"
     else:
         out = io.StringIO()
@@ -126,18 +138,15 @@ class Downloads:
             question, fmt = export_target(name)
             filters = self._filters(request)
 
-            def run(con: Any) -> tuple[Answer[Row], str | None]:
-                through = last_released_day(con)
-                answer = panel_answer(con, question, filters)
-                return answer, None if through is None else through.isoformat()
-
             try:
-                answer, through = await db.run(run)
+                answer = await db.run(lambda con: panel_answer(con, question, filters))
             except FilterError as exc:
                 raise ProblemError(422, "invalid_filter", filter_message(exc)) from None
+            except NotCovered as exc:
+                raise not_covered_problem(str(exc)) from None
             if answer.unavailable is not None:  # the panel's own message, never an empty file
-                raise ProblemError(422, "invalid_filter", answer.empty_text)
-            return export_response(answer, through, fmt, headers)
+                raise ProblemError(422, "invalid_filter", empty_text(answer))
+            return export_response(answer, fmt, headers)
 
         @router.get("/dashboard/tool/{tool}/export/{name}", include_in_schema=False)
         async def tool_download(tool: str, name: str, request: Request) -> Response:
@@ -152,16 +161,15 @@ class Downloads:
                 con, ("tool", which, filters), lambda c: tool_view(c, which, filters)))  # fmt: skip
             if view.error is not None:  # never another period's file under this one's name
                 raise ProblemError(422, "invalid_filter", view.error)
+            if view.coverage is None:
+                raise not_covered_problem(view.uncovered or "")
             if view.weekly_unavailable is not None:
                 detail = f"Not available with these filters: {view.weekly_unavailable}."
                 raise ProblemError(422, "invalid_filter", detail)
-            period = friction_period(view.period)
-            through = None if view.released_through is None else view.released_through.isoformat()
+            period = view.coverage.period
             doc = {"tool": which.value, "panel": "trend", "title": WEEKLY_TITLE,
-                   "summary": WEEKLY_SUMMARY,
-                   "period": {"start": period.start.isoformat(), "end": period.end.isoformat()},
-                   "source": "released", "filters": filters.as_strings(),
-                   "released_through": through}  # fmt: skip
+                   "summary": WEEKLY_SUMMARY, **coverage_json(view.coverage),
+                   "source": "released", "filters": filters.as_strings()}  # fmt: skip
             body = panel_body(view.weekly, WeekRow, fmt, doc)
             filename = f"lmcp-tool-{which.value}-trend-{period.start}-{period.end}.{fmt}"
             return _attachment(body, fmt, filename, headers)
@@ -184,5 +192,7 @@ class Downloads:
                 con, (key, filters), lambda c: friction_view(c, key, filters)))  # fmt: skip
             if view.error is not None:  # never another period's file under this one's name
                 raise ProblemError(422, "invalid_filter", view.error)
+            if view.figures is None:
+                raise not_covered_problem(view.uncovered or "")
             body, filename = friction_export(view, panel, fmt)
             return _attachment(body, fmt, filename, headers)

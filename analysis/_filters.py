@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
-from contract.days import utc_today
 from contract.schema import Platform, ToolName
 
 __all__ = [
@@ -21,11 +20,13 @@ __all__ = [
     "Filters",
     "Period",
     "Version",
+    "FILTER_LABELS",
     "checked_filters",
     "form_day",
+    "unavailable_sentence",
 ]
 
-#: The default period: the last four weeks that hold signals.
+#: The default period: the last four released weeks (``analysis._period.resolve``).
 DEFAULT_DAYS = 28
 #: The longest period a question may span (keeps every query bounded).
 MAX_DAYS = 3660
@@ -136,16 +137,21 @@ class Filters:
             out["tool"] = self.tool.value
         return out
 
-    def resolve(self, last_day: dt.date | None, *, today: dt.date | None = None) -> Period:
-        """The period asked about: ``end`` defaults to the last day holding signals, never
-        after today (one signal dated in the future must not move every default period),
-        ``start`` to ``DEFAULT_DAYS`` days before ``end``."""
-        now = today or utc_today()
-        end = self.end or (min(last_day, now) if last_day is not None else now)
-        start = self.start or end - dt.timedelta(days=DEFAULT_DAYS - 1)
-        if start > end:
-            raise FilterError("start", "must not be after 'end'")
-        return Period(start, end)
+
+#: Each filter's label on the dashboard's form: the names a person sees.
+FILTER_LABELS: Mapping[str, str] = {
+    "start": "From", "end": "To", "platform": "Platform", "version": "Version", "tool": "Tool",
+}  # fmt: skip
+
+
+def unavailable_sentence(title: str, name: str) -> str:
+    """Why the figures titled ``title`` (as the page or report shows them) cannot take the
+    filter ``name``: their release has no such dimension."""
+    label = FILTER_LABELS.get(name, name)
+    return (
+        f"\u201c{title}\u201d is released without a {name}, so it cannot be filtered by one: "
+        f"set {label} to \u201cany\u201d to see it"
+    )
 
 
 def checked_filters(params: Mapping[str, str], allowed: frozenset[str]) -> Filters:

@@ -29,6 +29,7 @@ from analysis._cells import (
     Noisy,
     above,
     aligned,
+    breakdown,
     idx_of,
     moe,
     share,
@@ -37,10 +38,11 @@ from analysis._cells import (
     vkey,
 )
 from analysis._filters import Filters, Period
+from analysis._period import Coverage
 from analysis._questions import Answer
 from analysis._registry import Question
-from analysis._released import derive
-from analysis._rows import FrictionVersionRow, RegressionRow, Row, WeekRow
+from analysis._released import derive, top_row
+from analysis._rows import FrictionVersionRow, RegressionRow, Row, TopRow, WeekRow
 from contract.catalogue._versions import OTHER_VERSION
 from contract.days import PeriodKind, period_end
 from contract.schema import ErrorClass, FrictionType, ToolName
@@ -48,11 +50,9 @@ from contract.schema import ErrorClass, FrictionType, ToolName
 __all__ = [
     "PANELS",
     "TOOL_PANELS",
-    "Friction",
     "FrictionFigures",
     "FrictionKey",
     "friction_figures",
-    "friction_period",
     "tool_trend",
     "week_rows",
 ]
@@ -107,62 +107,44 @@ class FrictionKey:
 
 
 @dataclass(frozen=True, slots=True)
-class Friction:
-    """The friction's count over a period: a sum of released cells with its variance."""
-
-    n: int
-    moe: int
-    #: The count is above its noise (its 95 % interval excludes 0).
-    above: bool
-
-
-@dataclass(frozen=True, slots=True)
 class FrictionFigures:
     """Everything a friction's page shows (post-processing of one source's cells)."""
 
     key: FrictionKey
-    period: Period
-    previous: Period
+    #: The days covered and what they are compared with (``analysis._period``).
+    coverage: Coverage
     source: str
-    now: Friction
-    #: None when no week of the previous period is released (new, or before the releases).
-    before: Friction | None
+    #: The friction's count, its count in ``coverage.previous`` and the change, with their
+    #: margins: exactly its row of the top table (``top_row``). ``row.prev_n`` is None when
+    #: the previous period is not all released.
+    row: TopRow
+    #: The count is above its noise (its 95 % interval excludes 0).
+    above: bool
     trend: tuple[WeekRow, ...]
     versions: tuple[FrictionVersionRow, ...]
     #: The tool's answers of ``TOOL_PANELS`` over ``period``.
     tool_answers: tuple[Answer[Row], ...]
 
+    @property
+    def period(self) -> Period:
+        return self.coverage.period
+
+    @property
+    def previous(self) -> Period:
+        """The period of the same length before (released or not: the page links it)."""
+        return self.coverage.period.previous()
+
     def panel(self, name: str) -> tuple[WeekRow, ...] | tuple[FrictionVersionRow, ...]:
         """The rows of one of ``PANELS``."""
         return self.trend if name == "trend" else self.versions
 
-    @property
-    def change(self) -> int | None:
-        return None if self.before is None else self.now.n - self.before.n
 
-    @property
-    def change_pct(self) -> float | None:
-        """The change in percent, only against a previous count above its noise (as ``top``)."""
-        b = self.before
-        if b is None or not b.above or b.n == 0:
-            return None
-        return round(100.0 * (self.now.n - b.n) / b.n, 1)
-
-
-def friction_period(period: Period) -> Period:
-    """``period`` widened to the whole weeks of the ``friction`` cube."""
-    return Period(*aligned("friction", period))
-
-
-def _friction(a: Acc) -> Friction:
-    return Friction(shown(a.n), moe(a.var), above(a))
-
-
-def _cells_of(src: CellSource, period: Period, want: Sequence[str | None]) -> list[Noisy]:
-    """The ``friction`` cube's cells of ``period`` and of the period before whose (tool, error
-    class, friction type) match ``want`` (None: any)."""
+def _cells_of(src: CellSource, cov: Coverage, want: Sequence[str | None]) -> list[Noisy]:
+    """The ``friction`` cube's cells of the covered weeks and of the compared ones whose (tool,
+    error class, friction type) match ``want`` (None: any)."""
     at = idx_of("friction", "tool", "error_class", "friction_type")
-    cells = src.cells("friction", period.previous().start, period.end)
+    first = cov.period.start if cov.previous is None else cov.previous.start
+    cells = src.cells("friction", first, cov.period.end)
     pairs = [(i, w) for i, w in zip(at, want, strict=True) if w is not None]
     return [c for c in cells if all(c.key[i] == w for i, w in pairs)]
 
@@ -170,16 +152,24 @@ def _cells_of(src: CellSource, period: Period, want: Sequence[str | None]) -> li
 def week_rows(cells: Iterable[Noisy], period: Period, *, overall: bool) -> list[WeekRow]:
     """Per friction type (and ``all``, their sum, when ``overall``), the cells of each week of
     ``period`` summed; a friction type whose period sum is within its noise is left out (as
-    in ``top``), ``all`` never."""
+    in ``top``), ``all`` never. Each week's ``all`` and its friction types follow the one
+    clamping rule (``breakdown``: ``all`` is the sum of the week's cells, the types add up to
+    it; hidden types count in it)."""
     (ft,) = idx_of("friction", "friction_type")
-    weeks: dict[str, dict[dt.date, Acc]] = defaultdict(lambda: defaultdict(Acc))
+    types: dict[dt.date, dict[str, Acc]] = defaultdict(lambda: defaultdict(Acc))
     for c in cells:
         if c.day < period.start:
             continue
-        for series in (c.key[ft], "all") if overall else (c.key[ft],):
-            acc = weeks[series][c.day]
-            acc.n += c.n
-            acc.var += c.var
+        acc = types[c.day][c.key[ft]]
+        acc.n += c.n
+        acc.var += c.var
+    weeks: dict[str, dict[dt.date, Acc]] = defaultdict(dict)
+    for week, parts in types.items():
+        shown_parts, total = breakdown(parts)
+        for series, a in shown_parts.items():
+            weeks[series][week] = a
+        if overall:
+            weeks["all"][week] = total
     rows: list[WeekRow] = []
     for series in sorted(weeks, key=lambda s: (s != "all", s)):
         days = weeks[series]
@@ -191,32 +181,33 @@ def week_rows(cells: Iterable[Noisy], period: Period, *, overall: bool) -> list[
     return rows
 
 
-def tool_trend(src: CellSource, tool: ToolName, period: Period) -> tuple[WeekRow, ...]:
-    """A tool's released weeks of ``period`` (widened to whole weeks): per friction type above
-    its noise, and in all (the ``friction`` cube summed over error classes)."""
-    period = friction_period(period)
-    return tuple(week_rows(_cells_of(src, period, (tool.value, None, None)), period,
-                           overall=True))  # fmt: skip
+def tool_trend(src: CellSource, tool: ToolName, cov: Coverage) -> tuple[WeekRow, ...]:
+    """A tool's released weeks of the covered period: per friction type above its noise, and
+    in all (the ``friction`` cube summed over error classes)."""
+    cells = _cells_of(src, cov, (tool.value, None, None))
+    return tuple(week_rows(cells, cov.period, overall=True))
 
 
 def _trend(
-    src: CellSource, key: FrictionKey, period: Period
+    src: CellSource, key: FrictionKey, cov: Coverage
 ) -> tuple[list[WeekRow], Acc, Acc | None]:
-    """The friction's cell of each released week of ``period`` (every one, within noise or
-    not), their sum, and the sum over the previous period of the same length (None when none
-    of its weeks is released)."""
-    cells = sorted(_cells_of(src, period, key.cell), key=lambda c: c.day)
-    now = [c for c in cells if c.day >= period.start]
-    earlier = [c for c in cells if c.day < period.start]
+    """The friction's cell of each released week of the covered period (every one, within
+    noise or not), their sum, and the sum over the previous period of the same length (None
+    when not all of it is released)."""
+    cells = sorted(_cells_of(src, cov, key.cell), key=lambda c: c.day)
+    now = [c for c in cells if c.day >= cov.period.start]
+    earlier = [c for c in cells if c.day < cov.period.start]
     rows = [WeekRow(c.day, period_end(PeriodKind.week, c.day), key.friction_type.value,
                     shown(c.n), moe(c.var)) for c in now]  # fmt: skip
-    before = Acc(sum(c.n for c in earlier), sum(c.var for c in earlier)) if earlier else None
+    before = None
+    if cov.previous is not None:
+        before = Acc(sum(c.n for c in earlier), sum(c.var for c in earlier))
     return rows, Acc(sum(c.n for c in now), sum(c.var for c in now)), before
 
 
-def _regressions(src: CellSource, key: FrictionKey, period: Period) -> dict[str, str]:
+def _regressions(src: CellSource, key: FrictionKey, cov: Coverage) -> dict[str, str]:
     """version -> ``new``/``growing`` where the regressions view lists this tool and class."""
-    answer = derive(src, Question.regressions, Filters(tool=key.tool), period, _ALL)
+    answer = derive(src, Question.regressions, Filters(tool=key.tool), cov, _ALL)
     return {
         r.version: r.status
         for r in answer.rows
@@ -224,12 +215,12 @@ def _regressions(src: CellSource, key: FrictionKey, period: Period) -> dict[str,
     }
 
 
-def _versions(src: CellSource, key: FrictionKey, period: Period) -> list[FrictionVersionRow]:
-    cells = src.cells("versions", *aligned("versions", period))
+def _versions(src: CellSource, key: FrictionKey, cov: Coverage) -> list[FrictionVersionRow]:
+    cells = src.cells("versions", *aligned("versions", cov.period))
     v, tool, cls = idx_of("versions", "version", "tool", "error_class")
     totals = sum_by(cells, (v,))
     mine = sum_by((c for c in cells if (c.key[tool], c.key[cls]) == key.cell[:2]), (v,))
-    labels = _regressions(src, key, period)
+    labels = _regressions(src, key, cov)
     shown_versions = [k[0] for k, a in mine.items() if above(a)]
     # Newest first; the versions outside the catalogue's list last.
     shown_versions.sort(key=lambda s: (s == OTHER_VERSION, () if s == OTHER_VERSION else
@@ -238,24 +229,23 @@ def _versions(src: CellSource, key: FrictionKey, period: Period) -> list[Frictio
     for version in shown_versions:
         a, total = mine[(version,)], totals[(version,)]
         rows.append(FrictionVersionRow(version, shown(a.n), moe(a.var), shown(total.n),
-                                       *share(a, total), labels.get(version)))  # fmt: skip
+                                       moe(total.var), *share(a, total),
+                                       labels.get(version)))  # fmt: skip
     return rows
 
 
-def friction_figures(src: CellSource, key: FrictionKey, period: Period) -> FrictionFigures:
-    """The page's figures over ``period`` (widened to whole weeks) from ``src``'s cells."""
-    period = friction_period(period)
-    weeks, now, before = _trend(src, key, period)
-    tool = Filters(start=period.start, end=period.end, tool=key.tool)
-    answers = tuple(derive(src, q, tool, period, _TOOL_ROWS) for q in TOOL_PANELS)
+def friction_figures(src: CellSource, key: FrictionKey, cov: Coverage) -> FrictionFigures:
+    """The page's figures over the covered days ``cov`` from ``src``'s cells."""
+    weeks, now, before = _trend(src, key, cov)
+    tool = Filters(start=cov.period.start, end=cov.period.end, tool=key.tool)
+    answers = tuple(derive(src, q, tool, cov, _TOOL_ROWS) for q in TOOL_PANELS)
     return FrictionFigures(
         key=key,
-        period=period,
-        previous=period.previous(),
+        coverage=cov,
         source=src.source,
-        now=_friction(now),
-        before=None if before is None else _friction(before),
+        row=top_row(key.cell, now, before),
+        above=above(now),
         trend=tuple(weeks),
-        versions=tuple(_versions(src, key, period)),
+        versions=tuple(_versions(src, key, cov)),
         tool_answers=answers,
     )

@@ -19,15 +19,24 @@ from urllib.parse import urlencode
 
 import duckdb
 
-from analysis._cells import MemoSource, ReleasedSource, default_period, last_released_day
+from analysis._cells import MemoSource, ReleasedSource, released_span
 from analysis._charts import base_spec, chart_svg, spec_svg
-from analysis._dashboard import HALF_CHART, WIDE_CHART, card, filter_message
+from analysis._dashboard import (
+    HALF_CHART,
+    LATEST,
+    WIDE_CHART,
+    card,
+    filter_message,
+    released_text,
+)
 from analysis._filters import FilterError, Filters, Period, form_day
 from analysis._friction import PANELS, FrictionFigures, FrictionKey, friction_figures
-from analysis._html import esc, kpis
+from analysis._html import esc, kpis, not_covered_main
 from analysis._palette import PALETTE
 from analysis._panels import FORMATS, panel_body, panel_card, scaled, weekly_spec
-from analysis._rows import FrictionVersionRow, WeekRow
+from analysis._period import NotCovered, Released, coverage_json, days_text, resolve
+from analysis._rows import FrictionVersionRow, WeekRow, figure_text, within_noise
+from analysis.report import sentence
 
 __all__ = [
     "FORMATS",
@@ -47,17 +56,27 @@ _INTERVAL = "#1d2b3a"
 class FrictionView:
     """Everything one friction's page shows."""
 
-    figures: FrictionFigures
-    released_through: dt.date | None
-    #: How the asked period was widened to whole weeks, if it was.
-    note: str | None = None
+    key: FrictionKey
+    #: None when no release covers the asked days (``uncovered`` says so).
+    figures: FrictionFigures | None
+    #: What the releases cover (None before the first release).
+    released: Released | None
+    #: Why nothing is shown: no release covers the asked days (``NotCovered``'s sentence).
+    uncovered: str | None = None
+    #: The asked filters (the form shows their days when none is covered).
+    asked: Filters = field(default_factory=Filters)
     #: A message for the person when the filters they chose could not be used.
     error: str | None = None
     submitted: Mapping[str, str] = field(default_factory=dict)
 
     @property
-    def key(self) -> FrictionKey:
-        return self.figures.key
+    def note(self) -> str | None:
+        """Why the covered days differ from the asked ones, if they do."""
+        return None if self.figures is None else self.figures.coverage.note
+
+    @property
+    def released_through(self) -> dt.date | None:
+        return None if self.released is None else self.released.through
 
 
 def friction_title(key: FrictionKey) -> str:
@@ -67,17 +86,14 @@ def friction_title(key: FrictionKey) -> str:
 def friction_view(
     con: duckdb.DuckDBPyConnection, key: FrictionKey, filters: Filters
 ) -> FrictionView:
-    """The page's data (on the database thread): released cells only."""
+    """The page's data (on the database thread): released cells only, over the days resolved
+    as for every view (``analysis._period``)."""
+    released = released_span(con)
     try:
-        asked = default_period(con, filters)
-    except FilterError as exc:  # e.g. a start after the last released day: the default period
-        return replace(friction_view(con, key, Filters()), error=_message(exc))
-    figures = friction_figures(MemoSource(ReleasedSource(con)), key, asked)
-    note = None
-    if figures.period != asked:
-        shown = f"{figures.period.start.isoformat()} to {figures.period.end.isoformat()}"
-        note = f"aligned to whole weeks: {shown}"
-    return FrictionView(figures, last_released_day(con), note)
+        cov = resolve(filters, released)
+    except NotCovered as exc:
+        return FrictionView(key, None, released, uncovered=sentence(str(exc)), asked=filters)
+    return FrictionView(key, friction_figures(MemoSource(ReleasedSource(con)), key, cov), released)
 
 
 def _message(exc: FilterError) -> str:
@@ -123,6 +139,8 @@ def _versions_spec(rows: Sequence[FrictionVersionRow]) -> dict[str, Any]:
 def friction_svgs(view: FrictionView) -> list[str | None]:
     """The page's charts: trend, versions, then the tool's panels (CPU work: off the loop)."""
     f = view.figures
+    if f is None:
+        return []
     trend, versions = f.trend, f.versions
     out: list[str | None] = [
         spec_svg(scaled(weekly_spec(trend), WIDE_CHART)) if trend else None,
@@ -148,8 +166,7 @@ def export_href(key: FrictionKey, panel: str, fmt: str, period: Period) -> str:
     return _href(f"{key.path}/export/{panel}.{fmt}", period)
 
 
-def _panel_card(view: FrictionView, panel: str, svg: str | None) -> str:
-    f = view.figures
+def _panel_card(f: FrictionFigures, panel: str, svg: str | None) -> str:
     title, summary = PANELS[panel]
     downloads = {fmt: export_href(f.key, panel, fmt, f.period) for fmt in FORMATS}
     return panel_card(panel, title, summary, f.panel(panel), _ROW_TYPES[panel], svg,
@@ -157,73 +174,85 @@ def _panel_card(view: FrictionView, panel: str, svg: str | None) -> str:
 
 
 def _tiles(f: FrictionFigures) -> str:
-    now = f"{f.now.n:,} \u00b1 {f.now.moe:,}" + ("" if f.now.above else " (within noise)")
-    tiles: list[tuple[str, str, str, str | None]] = [("signals", "in this period", now, None)]
-    if f.before is None:
-        tiles.append(("previous", "previous period", "no release", None))
+    """Its figures as its row of the top table shows them (``top_row``), each with its noise."""
+    row, days = f.row, f.period.days
+    tiles: list[tuple[str, str, str, str | None]] = [
+        ("signals", f"in these {days} days", figure_text(row, "n"), None)
+    ]
+    if row.prev_n is None:
+        tiles.append(("previous", f"the {days} days before", "not all released", None))
     else:
-        before = f"{f.before.n:,} \u00b1 {f.before.moe:,}"
-        tiles.append(("previous", "previous period", before, None))
-        pct = "" if f.change_pct is None else f" ({f.change_pct:+.1f} %)"
-        tiles.append(("change", "change", f"{f.change:+,}{pct}", None))
+        tiles.append(("previous", f"the {days} days before", figure_text(row, "prev_n"), None))
+        change = figure_text(row, "change", marked=False)
+        if row.change_pct is not None:
+            change += " \u00b7 " + figure_text(row, "change_pct", marked=False)
+        label = "change, within noise" if within_noise(row, "change") else "change"
+        tiles.append(("change", label, change, None))
     return kpis(tiles)
 
 
-def _nav(view: FrictionView) -> str:
-    f = view.figures
-    prev = f.previous
-    links = [f'<a id="previous" href="{esc(_href(f.key.path, prev))}">\u2190 previous period '
-             f"({prev.start.isoformat()} to {prev.end.isoformat()})</a>"]  # fmt: skip
-    through = view.released_through
-    if through is not None and f.period.end < through:
+def _nav(view: FrictionView, f: FrictionFigures) -> str:
+    """The periods of the same length before and after, while releases cover some of them."""
+    released, links = view.released, []
+    if released is not None and f.period.start > released.first:
+        prev = f.previous
+        links.append(f'<a id="previous" href="{esc(_href(f.key.path, prev))}">\u2190 previous '
+                     f"period ({days_text(prev)})</a>")  # fmt: skip
+    if released is not None and f.period.end < released.through:
         nxt = f.period.following()
         links.append(f'<a id="next" href="{esc(_href(f.key.path, nxt))}">next period '
-                     f"({nxt.start.isoformat()} to {nxt.end.isoformat()}) \u2192</a>")  # fmt: skip
+                     f"({days_text(nxt)}) \u2192</a>")  # fmt: skip
     return f'<nav class="periods">{" ".join(links)}</nav>'
 
 
 def _form(view: FrictionView) -> str:
-    f = view.figures
-    start = form_day(view.submitted, "start", f.period.start.isoformat())
-    end = form_day(view.submitted, "end", f.period.end.isoformat())
+    path, f = view.key.path, view.figures
+
+    def day(name: str) -> str:  # as the dashboard's form: the asked day, its default filled in
+        shown = getattr(view.asked if f is None else f.coverage.asked, name)
+        return form_day(view.submitted, name, "" if shown is None else shown.isoformat())
+
     return (
-        f'<form method="get" action="{esc(f.key.path)}" class="filters" id="filters">'
-        f'<label>From<input type="date" name="start" id="f-start" value="{esc(start)}"></label>'
-        f'<label>To<input type="date" name="end" id="f-end" value="{esc(end)}"></label>'
-        '<button type="submit" id="apply">Apply</button>'
-        f'<a class="reset" href="{esc(f.key.path)}">Reset</a></form>'
+        f'<form method="get" action="{esc(path)}" class="filters" id="filters">'
+        f'<label>From<input type="date" name="start" id="f-start" value="{esc(day("start"))}">'
+        f'</label><label>To<input type="date" name="end" id="f-end" value="{esc(day("end"))}">'
+        '</label><button type="submit" id="apply">Apply</button>'
+        f'<a class="reset" href="{esc(path)}">Reset</a></form>'
     )
 
 
 def friction_page_rest(view: FrictionView, svgs: Sequence[str | None]) -> str:
     """The page after ``analysis._html.page_start``; ``svgs`` from ``friction_svgs``."""
-    f = view.figures
-    days = "?" + urlencode(_days(f.period))
-    through = "no release yet" if view.released_through is None else view.released_through
-    described = (
-        f"{f.period.start.isoformat()} to {f.period.end.isoformat()} \u00b7 differentially "
-        f"private releases: each count \u00b1 its 95 % noise interval, released through {through}"
-    )
+    key, f = view.key, view.figures
+    days = "" if f is None else "?" + urlencode(_days(f.period))
+    parts = [] if f is None else [f"{days_text(f.period)} ({f.period.days} days)"]
+    parts += ["differentially private releases: each count \u00b1 its 95 % noise interval",
+              released_text(view.released)]  # fmt: skip
+    described = " \u00b7 ".join(parts)
     crumbs = (
         f'<a href="/dashboard{esc(days)}" id="back">\u2190 overview</a> '
-        f'<a href="/dashboard/tool/{f.key.tool.value}{esc(days)}" id="tool">'
-        f"\u2190 tool: {esc(f.key.tool.value)}</a>"
+        f'<a href="/dashboard/tool/{key.tool.value}{esc(days)}" id="tool">'
+        f"\u2190 tool: {esc(key.tool.value)}</a>"
     )
-    notes = [view.note] if view.note else []
     error = (f'<p class="error banner" role="alert" id="page-error">{esc(view.error)}</p>'
              if view.error else "")  # fmt: skip
-    own = [_panel_card(view, p, svg) for p, svg in zip(PANELS, svgs, strict=False)]
-    scope = f"(all of {f.key.tool.value}'s friction)"
+    head = (
+        f'<header><div><h1>{esc(friction_title(key))}</h1><p id="covers">{esc(described)}</p>'
+        f"</div><div>{crumbs}</div>"
+        '<form method="post" action="/dashboard/logout"><button class="link" type="submit">'
+        "Sign out</button></form></header>" + error + _form(view)
+    )
+    if f is None:
+        latest = None if view.released is None else key.path
+        return head + not_covered_main(view.uncovered or "", latest, LATEST)
+    notes = [sentence(n) for n in (view.note, f.coverage.comparison) if n]
+    own = [_panel_card(f, p, svg) for p, svg in zip(PANELS, svgs, strict=False)]
+    scope = f"(all of {key.tool.value}'s friction)"
     tool = [card(a, svg, days, f"{a.question.spec.title} {scope}")
             for a, svg in zip(f.tool_answers, svgs[2:], strict=True)]  # fmt: skip
     return (
-        f"<header><div><h1>{esc(friction_title(f.key))}</h1><p>{esc(described)}</p></div>"
-        f"<div>{crumbs}</div>"
-        '<form method="post" action="/dashboard/logout"><button class="link" type="submit">'
-        "Sign out</button></form></header>"
-        + error
-        + _form(view)
-        + _nav(view)
+        head
+        + _nav(view, f)
         + "".join(f'<p class="note">{esc(n)}</p>' for n in notes)
         + _tiles(f)
         + f'<main class="grid">{"".join(own + tool)}</main></body></html>\n'
@@ -233,27 +262,24 @@ def friction_page_rest(view: FrictionView, svgs: Sequence[str | None]) -> str:
 # -- downloads ------------------------------------------------------------------------------
 
 
-def _total(n: int, moe: int) -> dict[str, int]:
-    return {"n": n, "moe": moe}
-
-
 def friction_export(view: FrictionView, panel: str, fmt: str) -> tuple[str, str]:
-    """A panel's download: (body, file name). The JSON names the friction, the period, the
-    period before and the totals; the CSV is the panel's rows with every field."""
-    f, through = view.figures, view.released_through
+    """A panel's download: (body, file name). The JSON names the friction, the days it covers
+    (``coverage_json``, as every answer), the comparison and the totals; the CSV is the panel's
+    rows with every field. Only for a view with figures (the route answers 404 without)."""
+    f = view.figures
+    assert f is not None
     title, summary = PANELS[panel]
-    key = f.key
+    key, row = f.key, f.row
     name = f"lmcp-friction-{'-'.join(key.cell)}-{panel}-{f.period.start}-{f.period.end}.{fmt}"
     doc = {
         "friction": dict(zip(("tool", "error_class", "friction_type"), key.cell, strict=True)),
         "panel": panel,
         "title": title,
         "summary": summary,
-        "period": _days(f.period),
-        "previous_period": _days(f.previous),
+        **coverage_json(f.coverage),
+        "comparison": f.coverage.comparison,
         "source": f.source,
-        "total": _total(f.now.n, f.now.moe),
-        "previous": None if f.before is None else _total(f.before.n, f.before.moe),
-        "released_through": None if through is None else through.isoformat(),
+        "total": {"n": row.n, "moe": row.moe},
+        "previous": None if row.prev_n is None else {"n": row.prev_n, "moe": row.prev_moe},
     }
     return panel_body(f.panel(panel), _ROW_TYPES[panel], fmt, doc), name

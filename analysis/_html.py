@@ -16,6 +16,8 @@ __all__ = [
     "head",
     "kpis",
     "login_page",
+    "not_covered_main",
+    "not_found_page",
     "page_failed",
     "page_start",
 ]
@@ -95,3 +97,28 @@ def download_links(hrefs: Mapping[str, str]) -> str:
         for fmt, href in hrefs.items()
     )
     return f'<p class="exports">Download: {links}</p>'
+
+
+def not_covered_main(message: str, latest: str | None, label: str) -> str:
+    """The end of a page no release covers: its sentence (what the releases do cover) and a
+    link to the last released weeks (``latest``; None before any release)."""
+    link = "" if latest is None else f' <a id="latest" href="{esc(latest)}">{esc(label)}</a>.'
+    return (
+        '<main class="grid"><p class="empty banner" id="not-covered" role="status">'
+        f"{esc(message)}{link}</p></main></body></html>\n"
+    )
+
+
+def not_found_page(message: str, links: Sequence[tuple[str, str]]) -> str:
+    """A dashboard page for a link that names nothing (a mistyped tool or friction): the
+    dashboard's frame, the sentence (it never repeats the link's text), and the ways back
+    (label, href)."""
+    ways = " ".join(f'<a href="{esc(href)}">{esc(label)}</a>' for label, href in links)
+    return (
+        head("Not found - LMCP triage")
+        + "<body><header><div><h1>Not found</h1><p>LMCP friction triage</p></div>"
+        f'<div>{ways}</div><form method="post" action="/dashboard/logout">'
+        '<button class="link" type="submit">Sign out</button></form></header>'
+        f'<main class="grid"><p class="error banner" role="alert" id="not-found">{esc(message)}'
+        f'</p><nav class="periods" id="ways-back">{ways}</nav></main></body></html>\n'
+    )

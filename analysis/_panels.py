@@ -18,7 +18,7 @@ from urllib.parse import urlencode
 
 from analysis._charts import WIDTH, base_spec
 from analysis._csv import write_rows_csv
-from analysis._filters import Filters
+from analysis._filters import Filters, unavailable_sentence
 from analysis._html import download_links, esc
 from analysis._palette import PALETTE
 from analysis._rows import PanelRow, WeekRow, row_to_json
@@ -140,9 +140,7 @@ def weekly_unavailable(filters: Filters) -> str | None:
     cannot take the filters, in ``Answer.unavailable``'s words; None when it can."""
     for name in ("platform", "version"):
         if getattr(filters, name) is not None:
-            return f"filter '{name}' is not available for the weekly trend: its release has " + (
-                f"no {name}"
-            )
+            return unavailable_sentence(WEEKLY_TITLE, name)
     return None
 
 

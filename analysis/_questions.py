@@ -19,6 +19,7 @@ from typing import Any, Generic, TypeVar
 import duckdb
 
 from analysis._filters import Filters, Period
+from analysis._period import Coverage, Released, coverage_json, days_text
 from analysis._registry import QUESTIONS, Question, QuestionSpec
 from analysis._rows import R, Row, row_from_json, row_to_json
 from service.sql import load_sql
@@ -32,6 +33,7 @@ __all__ = [
     "QuestionSpec",
     "answer_from_json",
     "last_day",
+    "signal_days",
     "load_query",
     "run_sql",
 ]
@@ -51,10 +53,12 @@ _T = TypeVar("_T", bound=Row)
 
 @dataclass(frozen=True, slots=True)
 class Answer(Generic[R]):
-    """A question's answer: the resolved period, where its figures come from, and the rows.
+    """A question's answer: the days it covers, where its figures come from, and the rows.
 
     ``source`` is ``released`` (post-processing of differentially private releases: the team
     role; ``k`` is None) or ``exact`` (raw rows with a k threshold: the steward role).
+    ``coverage`` says which days were asked, which are covered and why they differ, and what a
+    change is compared with (``analysis._period``); ``period`` is its covered days.
     """
 
     question: Question
@@ -63,11 +67,32 @@ class Answer(Generic[R]):
     filters: Filters
     rows: tuple[R, ...] = field(default=())
     source: str = "exact"
-    #: How the period was adjusted to the release's periods (e.g. aligned to whole weeks).
-    note: str | None = None
     #: Why the question cannot be answered with these filters (a ``FilterError``'s message):
     #: the page shows it instead of a blank panel. None for an answer.
     unavailable: str | None = None
+    #: How the request's days were resolved (None for an answer built by hand).
+    coverage: Coverage | None = None
+
+    def __post_init__(self) -> None:
+        if self.coverage is not None and self.coverage.period != self.period:
+            raise ValueError("an answer's period is the days its coverage covers")
+
+    @property
+    def note(self) -> str | None:
+        """Why the covered days differ from the asked ones (None when they do not)."""
+        return None if self.coverage is None else self.coverage.note
+
+    @property
+    def comparison(self) -> str | None:
+        """What the question's changes are measured against (None: it measures none)."""
+        if self.coverage is None or not QUESTIONS[self.question].compares:
+            return None
+        return self.coverage.comparison
+
+    @property
+    def covers(self) -> str:
+        """The covered days, as every view names them."""
+        return f"{days_text(self.period)} ({self.period.days} days)"
 
     @property
     def provenance(self) -> str:
@@ -91,36 +116,61 @@ class Answer(Generic[R]):
         if len(rows) != len(self.rows):
             raise TypeError(f"{self.question.value} rows are not {row_type.__name__}")
         return Answer(self.question, self.period, self.k, self.filters, rows, self.source,
-                      self.note, self.unavailable)  # fmt: skip
+                      self.unavailable, self.coverage)  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
+        covered: dict[str, Any] = {"period": _days(self.period), "asked": None,
+                                   "previous_period": None, "released_from": None,
+                                   "released_through": None, "note": None}  # fmt: skip
+        if self.coverage is not None:
+            covered = coverage_json(self.coverage)
         return {
             "question": self.question.value,
             "title": QUESTIONS[self.question].title,
-            "period": {"start": self.period.start.isoformat(), "end": self.period.end.isoformat()},
+            **covered,
+            "comparison": self.comparison,
             "source": self.source,
             "k": self.k,
             "filters": self.filters.as_strings(),
-            "note": self.note,
             "unavailable": self.unavailable,
             "rows": [row_to_json(row) for row in self.rows],
         }
+
+
+def _days(period: Period) -> dict[str, str]:
+    return {"start": period.start.isoformat(), "end": period.end.isoformat()}
+
+
+def _period(doc: Mapping[str, Any] | None) -> Period | None:
+    if doc is None:
+        return None
+    return Period(dt.date.fromisoformat(doc["start"]), dt.date.fromisoformat(doc["end"]))
 
 
 def answer_from_json(doc: Mapping[str, Any]) -> Answer[Row]:
     """The inverse of ``Answer.to_json`` (for answers fetched from a collector)."""
     question = Question(doc["question"])
     row_type = QUESTIONS[question].row_type
-    period = doc["period"]
+    period = _period(doc["period"])
+    assert period is not None
+    source = str(doc.get("source", "exact"))
+    coverage = None
+    asked = _period(doc.get("asked"))
+    first, through = doc.get("released_from"), doc.get("released_through")
+    if asked is not None and first is not None and through is not None:
+        released = Released(dt.date.fromisoformat(first), dt.date.fromisoformat(through),
+                            exact=source == "exact")  # fmt: skip
+        coverage = Coverage(asked, period, _period(doc.get("previous_period")), released,
+                            default=bool(doc["asked"].get("default")))  # fmt: skip
     return Answer(
         question=question,
-        period=Period(dt.date.fromisoformat(period["start"]), dt.date.fromisoformat(period["end"])),
+        period=period,
         k=None if doc.get("k") is None else int(doc["k"]),
         filters=Filters.parse(doc.get("filters", {})),
         rows=tuple(row_from_json(row_type, row) for row in doc["rows"]),
-        source=str(doc.get("source", "exact")),
-        note=None if doc.get("note") is None else str(doc["note"]),
+        source=source,
         unavailable=None if doc.get("unavailable") is None else str(doc["unavailable"]),
+        coverage=coverage,
     )
 
 
@@ -162,8 +212,16 @@ def run_sql(
         cur.close()
 
 
+def signal_days(con: duckdb.DuckDBPyConnection) -> tuple[dt.date, dt.date] | None:
+    """The first and last day that hold signals (None for an empty table)."""
+    _, rows = run_sql(con, "bounds", {})
+    first, last = rows[0] if rows else (None, None)
+    if isinstance(first, dt.date) and isinstance(last, dt.date):
+        return first, last
+    return None
+
+
 def last_day(con: duckdb.DuckDBPyConnection) -> dt.date | None:
     """The last day that holds signals (None for an empty table)."""
-    _, rows = run_sql(con, "bounds", {})
-    value = rows[0][1] if rows else None
-    return value if isinstance(value, dt.date) else None
+    days = signal_days(con)
+    return None if days is None else days[1]

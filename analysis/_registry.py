@@ -81,6 +81,9 @@ class QuestionSpec:
     #: The released cube (``collector.releases.cubes``) the team's answer derives from.
     cube: str | None
     placement: Placement = Placement()
+    #: Its rows compare the period with the one of the same length before it
+    #: (``Coverage.previous``; the answer says which, or why there is none).
+    compares: bool = False
 
 
 class Question(StrEnum):
@@ -103,6 +106,7 @@ class Question(StrEnum):
         "Tool x error class x friction type, with the change against the previous period.",
         TopRow, Custom("top"), "friction",
         Placement(overview=0, tool_view=0, wide=True, opened=True, tool_title="Error classes"),
+        compares=True,
     )  # fmt: skip
     trends = "trends", QuestionSpec(
         "Trend per day",

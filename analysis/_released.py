@@ -25,8 +25,8 @@ from dataclasses import replace
 import duckdb
 
 from analysis._cells import (
-    CUBES_OF,
     RELEASED_QUESTIONS,
+    Z95,
     Acc,
     CellSource,
     ExactSource,
@@ -34,9 +34,9 @@ from analysis._cells import (
     ReleasedSource,
     above,
     aligned,
+    breakdown,
     check_filters,
-    default_period,
-    exact_period,
+    coverage_of,
     filtered,
     idx_of,
     last_released_day,
@@ -48,6 +48,7 @@ from analysis._cells import (
     vkey,
 )
 from analysis._filters import FilterError, Filters, Period
+from analysis._period import Coverage, NotCovered
 from analysis._questions import DEFAULT_K, DEFAULT_LIMIT, GROWTH, MIN_Z, SPIKE_RATIO, Answer
 from analysis._registry import Question
 from analysis._rows import (
@@ -64,52 +65,73 @@ from analysis._rows import (
 )
 from collector.releases.cubes import CUBES
 from contract.catalogue._versions import OTHER_VERSION
-from contract.days import PeriodKind
 
 __all__ = [
     "DERIVE",
+    "NotCovered",
     "RELEASED_QUESTIONS",
     "ask",
     "ask_exact",
     "ask_released",
     "derive",
+    "top_row",
     "last_released_day",
     "unavailable",
 ]
 
-# -- the derivations: (source, period, filters, limit) -> rows, the same for both roles -------
+# -- the derivations: (source, coverage, filters, limit) -> rows, the same for both roles ----
+# Each reads the cells of ``cov.period`` (whole weeks, every one released: ``analysis._period``)
+# and, for a comparison, of ``cov.previous`` (the same length, released too, or None).
 
 
-def _top(src: CellSource, period: Period, filters: Filters, limit: int) -> list[Row]:
-    start, end = aligned("friction", period)
-    prev_start, _ = aligned("friction", period.previous())
-    cells = filtered("friction", src.cells("friction", prev_start, end), filters)
+def _top(src: CellSource, cov: Coverage, filters: Filters, limit: int) -> list[Row]:
+    period, previous = cov.period, cov.previous
+    first = period.start if previous is None else previous.start
+    cells = filtered("friction", src.cells("friction", first, period.end), filters)
     idx = idx_of("friction", "tool", "error_class", "friction_type")
-    now = sum_by((c for c in cells if c.day >= start), idx)
-    prev = sum_by((c for c in cells if c.day < start), idx)
+    now = sum_by((c for c in cells if c.day >= period.start), idx)
+    prev = sum_by((c for c in cells if c.day < period.start), idx)
     ranked = sorted(((k, a) for k, a in now.items() if above(a)), key=lambda kv: (-kv[1].n, kv[0]))
-    rows: list[Row] = []
-    for key, a in ranked[:limit]:
-        p = prev.get(key)
-        n, pn = shown(a.n), None if p is None else shown(p.n)
-        base = p is not None and above(p)
-        pct = round(100.0 * (a.n - p.n) / p.n, 1) if base and p is not None else None
-        change = None if pn is None else n - pn
-        rows.append(TopRow(key[0], key[1], key[2], n, moe(a.var), pn, change, pct))
-    return rows
+    return [top_row(key, a, None if previous is None else prev.get(key, Acc()))
+            for key, a in ranked[:limit]]  # fmt: skip
 
 
-def _trends(src: CellSource, period: Period, filters: Filters, _limit: int) -> list[Row]:
+def top_row(key: tuple[str, ...], a: Acc, p: Acc | None) -> TopRow:
+    """A top row: the count, and against ``p`` (None: no comparison) the change with its noise
+    (the two periods' variances add) and the change in percent, only against a previous count
+    above its noise, with its margin by the delta method (Var(a/p) = var_a/p^2 + a^2 var_p/p^4)."""
+    tool, cls, ft = key
+    n = shown(a.n)
+    if p is None:
+        return TopRow(tool, cls, ft, n, moe(a.var), None, None, None, None, None, None)
+    pn = shown(p.n)
+    pct = pct_moe = None
+    if above(p) and pn > 0:
+        pct = round(100.0 * (n - pn) / pn, 1)
+        var = a.var / p.n**2 + a.n**2 * p.var / p.n**4
+        pct_moe = round(100.0 * Z95 * math.sqrt(var), 1)
+    return TopRow(tool, cls, ft, n, moe(a.var), pn, moe(p.var), n - pn, moe(a.var + p.var),
+                  pct, pct_moe)  # fmt: skip
+
+
+def _trends(src: CellSource, cov: Coverage, filters: Filters, _limit: int) -> list[Row]:
+    period = cov.period
     # The 7 released days before each day feed its spike baseline.
     cells = filtered("daily", src.cells("daily", period.start - dt.timedelta(days=7),
                                          period.end), filters)  # fmt: skip
     (ft,) = idx_of("daily", "friction_type")
-    daily: dict[str, dict[dt.date, Acc]] = defaultdict(lambda: defaultdict(Acc))
+    types: dict[dt.date, dict[str, Acc]] = defaultdict(lambda: defaultdict(Acc))
     for c in cells:
-        for series in (c.key[ft], "all"):
-            acc = daily[series][c.day]
-            acc.n += c.n
-            acc.var += c.var
+        acc = types[c.day][c.key[ft]]
+        acc.n += c.n
+        acc.var += c.var
+    # Each day's ``all`` (the sum of its cells) and its friction types adding up to it.
+    daily: dict[str, dict[dt.date, Acc]] = defaultdict(dict)
+    for day, parts in types.items():
+        shown_parts, total = breakdown(parts)
+        for series, a in shown_parts.items():
+            daily[series][day] = a
+        daily["all"][day] = total
     rows: list[Row] = []
     for series in sorted(daily, key=lambda s: (s != "all", s)):
         days = daily[series]
@@ -124,72 +146,78 @@ def _trends(src: CellSource, period: Period, filters: Filters, _limit: int) -> l
                      and a.n - base >= MIN_Z * math.sqrt(a.var + var_base)
                      and a.n >= MIN_Z * math.sqrt(a.var))  # fmt: skip
             rows.append(TrendRow(day, series, shown(a.n), moe(a.var),
-                                 None if base is None else shown(base), spike))  # fmt: skip
+                                 None if base is None else shown(base),
+                                 None if base is None else moe(var_base), spike))  # fmt: skip
     return rows
 
 
 def _shares(
     src: CellSource, cube: str, period: Period, filters: Filters, group: str, item: str
 ) -> list[tuple[str, str, Acc, Acc]]:
+    """(group, item, the item as shown, the group's total as shown: ``breakdown``)."""
     cells = filtered(cube, src.cells(cube, *aligned(cube, period)), filters)
-    groups = sum_by(cells, idx_of(cube, group, item))
-    totals: dict[str, Acc] = defaultdict(Acc)
-    for (g, _), a in groups.items():
-        totals[g].n += a.n
-        totals[g].var += a.var
-    return [(g, i, a, totals[g]) for (g, i), a in groups.items()]
+    by_group: dict[str, dict[str, Acc]] = defaultdict(dict)
+    for (g, i), a in sum_by(cells, idx_of(cube, group, item)).items():
+        by_group[g][i] = a
+    out: list[tuple[str, str, Acc, Acc]] = []
+    for g, parts in by_group.items():
+        shown_parts, total = breakdown(parts)
+        out += [(g, i, a, total) for i, a in shown_parts.items()]
+    return out
 
 
-def _platforms(src: CellSource, period: Period, filters: Filters, _limit: int) -> list[Row]:
-    out = _shares(src, "platforms", period, filters, "platform", "tool")
+def _platforms(src: CellSource, cov: Coverage, filters: Filters, _limit: int) -> list[Row]:
+    out = _shares(src, "platforms", cov.period, filters, "platform", "tool")
     out.sort(key=lambda r: (r[0], -r[2].n, r[1]))
-    return [PlatformRow(p, t, shown(a.n), moe(a.var), shown(tot.n), *share(a, tot))
-            for p, t, a, tot in out]  # fmt: skip
+    return [PlatformRow(p, t, shown(a.n), moe(a.var), shown(tot.n), moe(tot.var),
+                        *share(a, tot)) for p, t, a, tot in out]  # fmt: skip
 
 
-def _apps(src: CellSource, period: Period, filters: Filters, _limit: int) -> list[Row]:
-    out = _shares(src, "apps", period, filters, "tool", "app_state")
+def _apps(src: CellSource, cov: Coverage, filters: Filters, _limit: int) -> list[Row]:
+    out = _shares(src, "apps", cov.period, filters, "tool", "app_state")
     out.sort(key=lambda r: (-r[3].n, r[0], -r[2].n, r[1]))
-    return [AppRow(t, s, shown(a.n), moe(a.var), shown(tot.n), *share(a, tot))
+    return [AppRow(t, s, shown(a.n), moe(a.var), shown(tot.n), moe(tot.var), *share(a, tot))
             for t, s, a, tot in out]  # fmt: skip
 
 
 def _single(src: CellSource, cube: str, period: Period) -> tuple[list[tuple[str, Acc]], Acc]:
     groups = sum_by(src.cells(cube, *aligned(cube, period)), (0,))
-    total = Acc(sum(a.n for a in groups.values()), sum(a.var for a in groups.values()))
-    return [(k[0], a) for k, a in groups.items()], total
+    shown_parts, total = breakdown({k[0]: a for k, a in groups.items()})
+    return list(shown_parts.items()), total
 
 
-def _intents(src: CellSource, period: Period, _filters: Filters, _limit: int) -> list[Row]:
-    groups, total = _single(src, "intents", period)
+def _intents(src: CellSource, cov: Coverage, _filters: Filters, _limit: int) -> list[Row]:
+    groups, total = _single(src, "intents", cov.period)
     groups.sort(key=lambda kv: (-kv[1].n, kv[0]))
     return [IntentRow(i, shown(a.n), moe(a.var), *share(a, total)) for i, a in groups]
 
 
-def _attempts(src: CellSource, period: Period, _filters: Filters, _limit: int) -> list[Row]:
-    groups, total = _single(src, "attempts", period)
+def _attempts(src: CellSource, cov: Coverage, _filters: Filters, _limit: int) -> list[Row]:
+    groups, total = _single(src, "attempts", cov.period)
     order = CUBES["attempts"].dims[0].values
     groups.sort(key=lambda kv: order.index(kv[0]))
     return [AttemptRow(b, shown(a.n), moe(a.var), *share(a, total)) for b, a in groups]
 
 
-def _shapes(src: CellSource, period: Period, filters: Filters, limit: int) -> list[Row]:
-    cells = filtered("shapes", src.cells("shapes", *aligned("shapes", period)), filters)
-    groups = sum_by(cells, idx_of("shapes", "tool", "arg", "arg_type", "size"))
-    per_arg: dict[tuple[str, str], Acc] = defaultdict(Acc)
-    for (tool, arg, _, _), a in groups.items():
-        per_arg[(tool, arg)].n += a.n
-        per_arg[(tool, arg)].var += a.var
-    ranked = sorted(((k, a) for k, a in groups.items() if above(a)),
-                    key=lambda kv: (-kv[1].n, kv[0]))[:limit]  # fmt: skip
-    return [ShapeRow(t, arg, ty, s, shown(a.n), moe(a.var), *share(a, per_arg[(t, arg)]))
-            for (t, arg, ty, s), a in ranked]  # fmt: skip
+def _shapes(src: CellSource, cov: Coverage, filters: Filters, limit: int) -> list[Row]:
+    cells = filtered("shapes", src.cells("shapes", *aligned("shapes", cov.period)), filters)
+    per_arg: dict[tuple[str, str], dict[tuple[str, str], Acc]] = defaultdict(dict)
+    for (tool, arg, ty, size), a in sum_by(cells, idx_of("shapes", "tool", "arg", "arg_type",
+                                                          "size")).items():  # fmt: skip
+        per_arg[(tool, arg)][(ty, size)] = a
+    groups: list[tuple[tuple[str, str, str, str], Acc, Acc]] = []
+    for (tool, arg), parts in per_arg.items():
+        shown_parts, total = breakdown(parts)
+        groups += [((tool, arg, ty, size), a, total) for (ty, size), a in shown_parts.items()]
+    ranked = sorted((g for g in groups if above(g[1])), key=lambda g: (-g[1].n, g[0]))[:limit]
+    return [ShapeRow(t, arg, ty, s, shown(a.n), moe(a.var), *share(a, total))
+            for (t, arg, ty, s), a, total in ranked]  # fmt: skip
 
 
-def _ring(src: CellSource, period: Period, filters: Filters, limit: int) -> list[Row]:
+def _ring(src: CellSource, cov: Coverage, filters: Filters, limit: int) -> list[Row]:
     rows: list[Row] = []
     for calls, cube in ((2, "ring2"), (3, "ring3")):
-        cells = filtered(cube, src.cells(cube, *aligned(cube, period)), filters)
+        cells = filtered(cube, src.cells(cube, *aligned(cube, cov.period)), filters)
         groups = sum_by(cells, tuple(range(len(CUBES[cube].dims))))
         ranked = sorted(((k, a) for k, a in groups.items() if above(a)),
                         key=lambda kv: (-kv[1].n, kv[0]))[:limit]  # fmt: skip
@@ -200,9 +228,9 @@ def _ring(src: CellSource, period: Period, filters: Filters, limit: int) -> list
     return rows
 
 
-def _regressions(src: CellSource, period: Period, filters: Filters, limit: int) -> list[Row]:
+def _regressions(src: CellSource, cov: Coverage, filters: Filters, limit: int) -> list[Row]:
     # Over all tools, then filtered: the overview and a tool's page list the same regressions.
-    start, end = aligned("versions", period)
+    start, end = aligned("versions", cov.period)
     cells = src.cells("versions", start, end)
     n_of = sum_by(cells, (0, 1, 2))
     totals = sum_by(cells, (0,))
@@ -234,8 +262,8 @@ def _regressions(src: CellSource, period: Period, filters: Filters, limit: int) 
             if status is None:
                 continue
             row = RegressionRow(version, first[version], tool, cls, shown(a.n), moe(a.var),
-                                share(a, tot)[0], shown(base.n), share(base, base_tot)[0],
-                                status)  # fmt: skip
+                                *share(a, tot), shown(base.n), moe(base.var),
+                                *share(base, base_tot), status)  # fmt: skip
             found.append((vkey(version), status == "new", a.n, tool, cls, row))
     found.sort(key=lambda r: (tuple(-x for x in r[0]), not r[1], -r[2], r[3], r[4]))
     rows = [r[-1] for r in found if version_matches(r[-1].version, filters.version)
@@ -260,7 +288,7 @@ def _status(a: Acc, tot: Acc, base: Acc, base_tot: Acc) -> str | None:
     return "growing" if above(base) else "new"
 
 
-_Derive = Callable[[CellSource, Period, Filters, int], list[Row]]
+_Derive = Callable[[CellSource, Coverage, Filters, int], list[Row]]
 #: How each released question's rows derive from its cubes' cells; both roles use these.
 DERIVE: Mapping[Question, _Derive] = {
     Question.top: _top,
@@ -275,45 +303,36 @@ DERIVE: Mapping[Question, _Derive] = {
 }
 
 
-def _note(question: Question, period: Period) -> str | None:
-    kinds = {CUBES[c].kind for c in CUBES_OF[question]}
-    if PeriodKind.week not in kinds:
-        return None
-    start, end = aligned(CUBES_OF[question][0], period)
-    if (start, end) == (period.start, period.end):
-        return None
-    return f"aligned to whole weeks: {start.isoformat()} to {end.isoformat()}"
-
-
 def derive(
-    src: CellSource, question: Question, filters: Filters, period: Period, limit: int
+    src: CellSource, question: Question, filters: Filters, cov: Coverage, limit: int
 ) -> Answer[Row]:
-    """One question from one source: checks the filters, aligns the period, derives rows."""
+    """One question from one source over the resolved days ``cov``: checks the filters,
+    derives the rows."""
     if question not in DERIVE:
         raise NotReleased(question.value)
     check_filters(question, filters)
-    rows = DERIVE[question](src, period, filters, limit)
-    shown = period
-    if (note := _note(question, period)) is not None:
-        shown = Period(*aligned(CUBES_OF[question][0], period))
-    return Answer(question, shown, None, filters, tuple(rows), source=src.source, note=note)
+    rows = DERIVE[question](src, cov, filters, limit)
+    return Answer(question, cov.period, None, filters, tuple(rows), source=src.source,
+                  coverage=cov)  # fmt: skip
 
 
 def _suppressed(row: Row, k: int) -> Row:
     """A shown row's other exact counts under ``k`` hidden too (the previous period's count;
     a baseline of 0 means "none before" and is kept)."""
     if isinstance(row, TopRow) and row.prev_n is not None and row.prev_n < k:
-        return replace(row, prev_n=None, change=None, change_pct=None)
+        return replace(row, prev_n=None, prev_moe=None, change=None, change_moe=None,
+                       change_pct=None, change_pct_moe=None)  # fmt: skip
     if isinstance(row, RegressionRow) and 0 < row.base_n < k:
         return replace(row, base_n=0, base_share_pct=0.0)
     return row
 
 
 def unavailable(
-    question: Question, period: Period, filters: Filters, exc: FilterError, *, source: str
+    question: Question, cov: Coverage, filters: Filters, exc: FilterError, *, source: str
 ) -> Answer[Row]:
     """An answer without rows saying which filter its release cannot take (for pages)."""
-    return Answer(question, period, None, filters, (), source=source, unavailable=str(exc))
+    return Answer(question, cov.period, None, filters, (), source=source,
+                  unavailable=str(exc), coverage=cov)  # fmt: skip
 
 
 def ask_released(
@@ -323,12 +342,14 @@ def ask_released(
     *,
     limit: int,
     period: Period | None = None,
+    coverage: Coverage | None = None,
 ) -> Answer[Row]:
-    """One question answered from released cells only (``NotReleased`` without a cube)."""
+    """One question answered from released cells only (``NotReleased`` without a cube), over
+    the filters' days (or ``period``) cut to the released weeks -- or over ``coverage``, when
+    a page has resolved it for all its questions. ``NotCovered`` when no release covers them."""
     filters = filters or Filters()
-    if period is None:
-        period = default_period(con, filters)
-    return derive(ReleasedSource(con), question, filters, period, limit)
+    cov = coverage or coverage_of(con, filters, period=period)
+    return derive(ReleasedSource(con), question, filters, cov, limit)
 
 
 def ask_exact(
@@ -339,17 +360,19 @@ def ask_exact(
     limit: int,
     period: Period | None = None,
     k: int = 1,
+    today: dt.date | None = None,
+    coverage: Coverage | None = None,
 ) -> Answer[Row]:
-    """The steward's exact answer: the same derivation over exact cells (sigma 0); rows whose
-    count is below ``k`` are suppressed afterwards."""
+    """The steward's exact answer: the same derivation over exact cells (sigma 0), over the
+    file's closed weeks (``coverage_of(exact=True)``); rows whose count is below ``k`` are
+    suppressed afterwards."""
     filters = filters or Filters()
-    if period is None:
-        period = exact_period(con, filters)
     if k < 1:
         raise ValueError("k must be at least 1")
-    answer = derive(ExactSource(con), question, filters, period, limit)
+    cov = coverage or coverage_of(con, filters, exact=True, period=period, today=today)
+    answer = derive(ExactSource(con), question, filters, cov, limit)
     kept = tuple(_suppressed(r, k) for r in answer.rows if r.n >= k)
-    return Answer(question, answer.period, k, filters, kept, source="exact", note=answer.note)
+    return Answer(question, answer.period, k, filters, kept, source="exact", coverage=cov)
 
 
 def ask(
@@ -360,6 +383,7 @@ def ask(
     k: int = DEFAULT_K,
     limit: int = DEFAULT_LIMIT,
     period: Period | None = None,
+    coverage: Coverage | None = None,
 ) -> Answer[Row]:
     """The steward's exact answer (``ask_exact``) at the default threshold ``DEFAULT_K``."""
-    return ask_exact(con, question, filters, limit=limit, period=period, k=k)
+    return ask_exact(con, question, filters, limit=limit, period=period, k=k, coverage=coverage)

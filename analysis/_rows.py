@@ -31,6 +31,10 @@ __all__ = [
     "row_from_json",
     "row_from_values",
     "row_to_json",
+    "MARGINS",
+    "PERCENTS",
+    "SIGNED",
+    "figure_text",
     "shown_count",
     "within_noise",
 ]
@@ -47,11 +51,17 @@ class TopRow:
     n: int
     #: The 95 % half-width of ``n``'s noise (0 on the exact view).
     moe: int
-    #: The previous period's count; None when the previous period has no cell.
+    #: The count in the period of the same length before (``Coverage.previous``); None when
+    #: that period is not all released (no comparison).
     prev_n: int | None
+    prev_moe: int | None
+    #: ``n - prev_n``, and the 95 % half-width of its noise (both periods' noise).
     change: int | None
-    #: None unless the previous count is above its own noise.
+    change_moe: int | None
+    #: The change in percent of ``prev_n``: None unless the previous count is above its own
+    #: noise (a percentage of a count lost in the noise would mean nothing).
     change_pct: float | None
+    change_pct_moe: float | None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -63,6 +73,7 @@ class TrendRow:
     moe: int
     #: Mean of the released days among the 7 before, a whole number; None when none.
     baseline: int | None
+    baseline_moe: int | None
     spike: bool
 
 
@@ -74,9 +85,14 @@ class RegressionRow:
     error_class: str
     n: int
     moe: int
+    #: ``n``'s share of the version's signals, with its 95 % half-width.
     share_pct: float
+    share_moe: float
+    #: The same tool and error class in every earlier version, and its share of their signals.
     base_n: int
+    base_moe: int
     base_share_pct: float
+    base_share_moe: float
     #: ``new`` or ``growing``.
     status: str
 
@@ -87,7 +103,9 @@ class PlatformRow:
     tool: str
     n: int
     moe: int
+    #: The platform's total: its rows add up to it (``analysis._cells.breakdown``).
     platform_n: int
+    platform_moe: int
     share_pct: float
     #: The 95 % half-width of the share (delta method over the cells' noise).
     share_moe: float
@@ -100,7 +118,9 @@ class AppRow:
     app_state: str
     n: int
     moe: int
+    #: The tool's total: its rows add up to it (``analysis._cells.breakdown``).
     tool_n: int
+    tool_moe: int
     share_pct: float
     share_moe: float
 
@@ -190,6 +210,7 @@ class FrictionVersionRow:
     n: int
     moe: int
     version_n: int
+    version_moe: int
     share_pct: float
     share_moe: float
     #: ``new`` or ``growing`` when the regressions view lists it for this version, else None.
@@ -200,15 +221,52 @@ class FrictionVersionRow:
 PanelRow = Row | WeekRow | FrictionVersionRow
 
 
-def within_noise(row: PanelRow) -> bool:
-    """The row's count is within noise: its 95 % interval ``n +- moe`` includes 0."""
-    return row.moe > 0 and row.n <= row.moe
+#: Each figure's 95 % margin: the field holding it. Every view folds a margin into its figure
+#: (``n +- moe``); the CSV and the JSON keep it as its own column, right after the figure.
+MARGINS: Mapping[str, str] = {
+    "n": "moe",
+    "prev_n": "prev_moe",
+    "change": "change_moe",
+    "change_pct": "change_pct_moe",
+    "baseline": "baseline_moe",
+    "platform_n": "platform_moe",
+    "tool_n": "tool_moe",
+    "version_n": "version_moe",
+    "share_pct": "share_moe",
+    "base_n": "base_moe",
+    "base_share_pct": "base_share_moe",
+}
+#: Figures in percent (shown with a % sign), and those shown with their sign (changes).
+PERCENTS = frozenset({"change_pct", "share_pct", "base_share_pct"})
+SIGNED = frozenset({"change", "change_pct"})
+
+
+def within_noise(row: PanelRow, column: str = "n") -> bool:
+    """The figure is within noise: its 95 % interval (figure +- margin) includes 0."""
+    value, margin = getattr(row, column), getattr(row, MARGINS[column], None)
+    return value is not None and bool(margin) and abs(value) <= margin
+
+
+def figure_text(row: PanelRow, column: str, *, marked: bool = True) -> str:
+    """A figure with its margin, as every view shows it: ``1,267 +- 47``, ``-44.6 % +- 3.1``,
+    ``5.8 % +- 1.2`` (the margin left out when it is 0: the exact view), marked "(within
+    noise)" when its 95 % interval includes 0 (unless ``marked`` is false: the caller says
+    it). ``-`` for a figure there is none of."""
+    value = getattr(row, column)
+    if value is None:
+        return "\u2014"
+    margin = getattr(row, MARGINS[column], None) or 0
+    sign = "+" if column in SIGNED else ""
+    if column in PERCENTS:
+        text = f"{value:{sign},.1f} %" + (f" \u00b1 {margin:,.1f}" if margin else "")
+    else:
+        text = f"{value:{sign},}" + (f" \u00b1 {margin:,}" if margin else "")
+    return f"{text} (within noise)" if marked and within_noise(row, column) else text
 
 
 def shown_count(row: PanelRow) -> str:
     """``n +- moe`` (or ``n`` when exact), and "within noise" when the interval includes 0."""
-    text = f"{row.n:,} \u00b1 {row.moe:,}" if row.moe else f"{row.n:,}"
-    return f"{text} (within noise)" if within_noise(row) else text
+    return figure_text(row, "n")
 
 
 # -- conversions ---------------------------------------------------------------------------

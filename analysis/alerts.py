@@ -229,17 +229,21 @@ def compute_alerts(ask: Ask, released_through: dt.date) -> AlertReport:
     """The alerts of the week ending at ``released_through`` (the newest released day)."""
     week = Period(released_through - dt.timedelta(days=6), released_through)
     now = ask(Question.top, week)
-    before = ask(Question.top, week.previous())
+    # The week before, when it is released (its answer's comparison); before the first release
+    # there is none to ask, and every friction of the week is new against it (docs/alerts.md).
+    before: Sequence[TopRow] = []
+    if now.coverage is None or now.coverage.previous is not None:
+        before = _rows(ask(Question.top, week.previous()), TopRow)
+    friction = friction_alerts(_rows(now, TopRow), before, before_complete=len(before) < _LIMIT)
     regress = ask(Question.regressions, Period(
         released_through - dt.timedelta(days=_REGRESSION_DAYS - 1), released_through
     ))  # fmt: skip
     trends = ask(Question.trends, week)
     alerts = [
-        *friction_alerts(_rows(now, TopRow), _rows(before, TopRow),
-                         before_complete=len(before.rows) < _LIMIT),
+        *friction,
         *regression_alerts(_rows(regress, RegressionRow)),
         *spike_alerts(_rows(trends, TrendRow), week),
-    ]  # fmt: skip
+    ]
     return AlertReport(week, released_through, tuple(alerts))
 
 
@@ -328,7 +332,7 @@ def _remote(url: str, token: str | None) -> AlertReport:
         return fetch_answer(url, str(token), question, f, limit=_LIMIT)
 
     try:
-        # The collector's default period ends at its newest released day (``default_period``).
+        # The collector's default period ends at its newest released day (``analysis._period``).
         end = fetch_answer(url, token, Question.top, Filters(), limit=1).period.end
         return compute_alerts(ask, end)
     except RemoteError as exc:

@@ -21,8 +21,9 @@ import duckdb
 import typer
 
 from analysis._api import open_db, open_lake
-from analysis._cli_remote import TokenOpt, UrlOpt, remote_failed
+from analysis._cli_remote import TokenOpt, UrlOpt, not_covered, remote_failed
 from analysis._filters import FilterError, Filters
+from analysis._period import NotCovered
 from analysis._questions import DEFAULT_K, DEFAULT_LIMIT, QUESTIONS, Answer, Question
 from analysis._released import ask
 from analysis._rows import Row, TrendRow
@@ -51,8 +52,16 @@ DbOpt = Annotated[
 LakeOpt = Annotated[
     str | None, typer.Option("--lake", help="A lake: a Delta table's folder or s3:// URI.")
 ]
-StartOpt = Annotated[str | None, typer.Option(help="First day (YYYY-MM-DD).")]
-EndOpt = Annotated[str | None, typer.Option(help="Last day (default: the last day with data).")]
+StartOpt = Annotated[
+    str | None, typer.Option(help="First day, YYYY-MM-DD (default: 4 weeks before the end).")
+]
+EndOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Last day, YYYY-MM-DD (default: the last released day). The answer covers the "
+        "whole released weeks of --start..--end, and says so when they differ."
+    ),
+]
 PlatformOpt = Annotated[str | None, typer.Option(help="macos, windows or linux.")]
 VersionOpt = Annotated[str | None, typer.Option("--version", help="1, 1.4 or 1.4.2.")]
 ToolOpt = Annotated[str | None, typer.Option(help="A catalogue tool name.")]
@@ -91,7 +100,7 @@ FormatOpt = Annotated[
     ),
 ]
 
-_STYLE = {"new": "bold red", "growing": "yellow"}
+_STYLE = {"new": "bold red", "growing": "yellow", "spike": "bold red"}
 
 
 def _filters(
@@ -105,34 +114,33 @@ def _filters(
         raise typer.BadParameter(str(exc)) from None
 
 
-def _fmt(value: object) -> str:
-    """``format_cell`` with the terminal's emphasis (spikes, new and growing regressions)."""
-    from analysis.report import format_cell
+def _fmt(row: Row, column: str) -> str:
+    """``cell_text`` (every view's cell) with the terminal's emphasis (spikes, new and growing
+    regressions, a figure there is none of)."""
+    from rich.markup import escape
 
-    if value is None:
+    from analysis.report import cell_text
+
+    text = cell_text(row, column)
+    if text == "\u2014":
         return "[dim]\u2014[/dim]"
-    if isinstance(value, bool):
-        return "[bold red]spike[/bold red]" if value else ""
-    text = format_cell(value)
     style = _STYLE.get(text)
-    return f"[{style}]{text}[/{style}]" if style else text
-
-
-_TEXT = frozenset({"n", "share_pct"})  # shown with their margins (report.cell_text)
+    return f"[{style}]{escape(text)}[/{style}]" if style else escape(text)
 
 
 def answer_table(answer: Answer[Row], *, max_rows: int | None = None) -> Table:
     """A rich table of an answer (also used by the demo)."""
+    from rich.markup import escape
     from rich.table import Table
 
+    from analysis.report import columns, empty_text, footnotes, sentence
+
     spec = QUESTIONS[answer.question]
-    period = f"{answer.period.start} .. {answer.period.end}"
-    table = Table(
-        title=f"{spec.title}  [dim]{period}, {answer.provenance}[/dim]",
-        title_justify="left",
-        header_style="bold cyan",
-    )
-    from analysis.report import cell_text, columns
+    # The covered days first; then why they differ from the asked ones, and the comparison.
+    lines = [f"{spec.title}  [dim]{answer.covers}, {answer.provenance}[/dim]"]
+    if answer.note is not None:
+        lines.append(f"[yellow]{escape(sentence(answer.note))}[/yellow]")
+    table = Table(title="\n".join(lines), title_justify="left", header_style="bold cyan")
 
     names = columns(answer)
     for name in names:
@@ -141,11 +149,14 @@ def answer_table(answer: Answer[Row], *, max_rows: int | None = None) -> Table:
         table.add_column(name, justify="right" if numeric else "left")
     rows = answer.rows if max_rows is None else answer.rows[:max_rows]
     for row in rows:
-        table.add_row(*(cell_text(row, n) if n in _TEXT else _fmt(getattr(row, n)) for n in names))
-    if not answer.rows:
-        table.caption = answer.empty_text
-    elif max_rows is not None and len(answer.rows) > max_rows:
-        table.caption = f"{len(answer.rows) - max_rows} more rows."
+        table.add_row(*(_fmt(row, n) for n in names))
+    caption = [] if answer.rows else [empty_text(answer)]
+    if max_rows is not None and len(answer.rows) > max_rows:
+        caption.append(f"{len(answer.rows) - max_rows} more rows.")
+    caption += footnotes(answer)
+    if caption:
+        table.caption = escape("\n".join(caption))
+        table.caption_justify = "left"
     return table
 
 
@@ -194,6 +205,8 @@ def _answer(
             if exact:
                 return ask(con, question, filters, k=k, limit=limit)
             return ask_released(con, question, filters, limit=limit)
+        except NotCovered as exc:
+            not_covered(exc)
         except NotReleased:
             raise typer.BadParameter("that question has no release; use --exact") from None
         except FilterError as exc:
@@ -230,6 +243,10 @@ def emit(answer: Answer[Row], fmt: OutputFormat | None) -> None:
     elif chosen is OutputFormat.csv:
         from analysis._csv import write_csv  # one CSV definition: the dashboard's exports too
 
+        # The CSV is the rows only; what they cover goes to stderr, for the person running it.
+        for line in (answer.note, answer.comparison):
+            if line is not None:
+                typer.echo(f"note: {line}", err=True)
         write_csv(answer, sys.stdout)
     else:
         console.print(answer_table(answer))
@@ -308,6 +325,8 @@ def report_command(
         con = _open(db, lake, exact=exact, mirror=mirror)
         try:
             answers = answer_all(con, filters, k=k, exact=exact)
+        except NotCovered as exc:
+            not_covered(exc)
         except duckdb.CatalogException:
             raise typer.BadParameter("--db: no releases in that file; use --exact") from None
         finally:

@@ -17,18 +17,21 @@ from pathlib import Path
 
 import duckdb
 
-from analysis._cells import RELEASED_QUESTIONS, default_period, exact_period
+from analysis._cells import RELEASED_QUESTIONS, coverage_of, refused_filter
 from analysis._charts import chart_png, chart_svg
-from analysis._filters import FilterError, Filters
+from analysis._filters import FilterError, Filters, unavailable_sentence
+from analysis._period import days_text
 from analysis._questions import DEFAULT_K, DEFAULT_LIMIT, QUESTIONS, Answer, Question
 from analysis._released import ask, ask_released, unavailable
 from analysis._rows import (
+    MARGINS,
     FrictionVersionRow,
     PanelRow,
     Row,
+    TopRow,
     TrendRow,
     WeekRow,
-    shown_count,
+    figure_text,
 )
 from contract.days import utc_today
 
@@ -41,8 +44,11 @@ __all__ = [
     "build_report",
     "cell_text",
     "columns",
+    "empty_text",
+    "footnotes",
     "format_cell",
     "rows_table_html",
+    "sentence",
     "table_html",
     "table_rows",
     "write_pngs",
@@ -80,6 +86,8 @@ th { background: #fafafa; font-weight: 600; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .empty { color: #777; font-style: italic; }
 .more { color: #777; font-size: 12px; }
+.note { color: #555; font-size: 13px; margin: 8px 0 0; }
+header p.note { color: #fff; opacity: .85; font-size: 14px; }
 footer { color: #666; font-size: 12px; padding: 0 32px 24px; }
 @media (max-width: 600px) {
   header, nav, main, footer { padding-left: 12px; padding-right: 12px; }
@@ -104,23 +112,24 @@ def answer_all(
     questions: Sequence[Question] | None = None,
     exact: bool = False,
     limit: int = DEFAULT_LIMIT,
+    today: dt.date | None = None,
 ) -> list[Answer[Row]]:
     """Every question's answer over one resolved period: from the stored releases (the team's
     view), or ``exact`` (the same derivations over exact cells, threshold ``k``: the steward's
-    view of a file they hold). A question whose cube cannot take a filter says so."""
+    view of a file they hold, whose weeks are closed as of ``today``). A question whose cube
+    cannot take a filter says so. ``NotCovered`` when no release (no closed week of the file)
+    covers the filters' days."""
     filters = filters or Filters()
-    period = exact_period(con, filters) if exact else default_period(con, filters)
+    cov = coverage_of(con, filters, exact=exact, today=today)
     out: list[Answer[Row]] = []
     for q in questions or RELEASED_QUESTIONS:
         try:
             if exact:
-                out.append(ask(con, q, filters, k=k, limit=limit, period=period))
+                out.append(ask(con, q, filters, k=k, limit=limit, coverage=cov))
             else:
-                out.append(ask_released(con, q, filters, limit=limit, period=period))
+                out.append(ask_released(con, q, filters, limit=limit, coverage=cov))
         except FilterError as exc:  # said in its section, never a silent gap
-            out.append(
-                unavailable(q, period, filters, exc, source="exact" if exact else "released")
-            )
+            out.append(unavailable(q, cov, filters, exc, source="exact" if exact else "released"))
     return out
 
 
@@ -128,11 +137,9 @@ def format_cell(value: object) -> str:
     """One answer value as plain text (the report, the Markdown and the CLI's tables)."""
     if value is None:
         return "\u2014"
-    if isinstance(value, bool):
-        return "yes" if value else ""
     if isinstance(value, float):
         return f"{value:,.2f}".rstrip("0").rstrip(".")
-    if isinstance(value, int):
+    if isinstance(value, int) and not isinstance(value, bool):
         return f"{value:,}"
     if isinstance(value, dt.date):
         return value.isoformat()
@@ -141,8 +148,8 @@ def format_cell(value: object) -> str:
 
 #: The rows of a friction's own page (no link to a friction page from there).
 _FRICTION_ROWS = (WeekRow, FrictionVersionRow)
-#: Columns shown inside another: ``n +- moe`` and ``share_pct +- share_moe``.
-_FOLDED = frozenset({"moe", "share_moe"})
+#: Columns shown inside another: each figure's margin (``n +- moe``, ``share_pct +- share_moe``).
+_FOLDED = frozenset(MARGINS.values())
 
 
 def columns(answer: Answer[Row]) -> list[str]:
@@ -151,15 +158,44 @@ def columns(answer: Answer[Row]) -> list[str]:
 
 
 def cell_text(row: PanelRow, column: str) -> str:
-    """One shown cell: ``n`` as ``n +- moe`` (marked "within noise" when its 95 % interval
-    includes 0), a share with its margin, anything else by ``format_cell``."""
+    """One shown cell, the same in every view: a figure with its margin (``figure_text``:
+    marked "within noise" when its 95 % interval includes 0), a flag as its column's name
+    when set (``spike``), anything else by ``format_cell``."""
     value = getattr(row, column)
-    if column == "n":
-        return shown_count(row)
-    if column == "share_pct" and isinstance(value, float):
-        margin = getattr(row, "share_moe", 0.0)
-        return f"{value:.1f} % \u00b1 {margin:.1f}" if margin else f"{value:.1f} %"
+    if column in MARGINS:
+        return figure_text(row, column)
+    if isinstance(value, bool):
+        return column if value else ""
     return format_cell(value)
+
+
+def sentence(text: str) -> str:
+    """A clause as a sentence: capitalised, with its full stop."""
+    return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
+
+
+def empty_text(answer: Answer[Row], title: str | None = None) -> str:
+    """Why an answer has no row, in the words of the card or section titled ``title``."""
+    name = refused_filter(answer.question, answer.filters)
+    if answer.unavailable is not None and name is not None:
+        title = title or QUESTIONS[answer.question].title
+        return f"Not available with these filters: {unavailable_sentence(title, name)}."
+    return answer.empty_text
+
+
+def footnotes(answer: Answer[Row]) -> list[str]:
+    """The sentences under an answer's table: what its changes compare, and what a bare
+    \u2014 in it means."""
+    if not answer.rows:  # nothing to compare, nor to explain
+        return []
+    out = [] if answer.comparison is None else [sentence(answer.comparison)]
+    rows = [r for r in answer.rows if isinstance(r, TopRow)]
+    if any(r.prev_n is not None and r.change_pct is None for r in rows):
+        out.append(
+            "change_pct \u2014: the previous count is within its noise, so a percentage of it "
+            "would mean nothing (the change \u00b1 its noise is shown)."
+        )
+    return out
 
 
 def table_rows(answer: Answer[Row]) -> tuple[Row, ...]:
@@ -248,9 +284,12 @@ def _describe(answer: Answer[Row]) -> str:
     shown = answer.filters.as_strings()
     shown.pop("start", None)
     shown.pop("end", None)
-    parts = [f"{answer.period.start.isoformat()} to {answer.period.end.isoformat()}"]
+    parts = [answer.covers]
     parts += [f"{key} = {value}" for key, value in sorted(shown.items())]
     parts.append(answer.provenance)
+    if answer.coverage is not None:
+        released = answer.coverage.released
+        parts.append(f"{released.what} cover {days_text(released.period)}")
     return " \u00b7 ".join(parts)
 
 
@@ -265,9 +304,12 @@ def build_report(
         raise ValueError("a report needs at least one answer")
     generated = generated or utc_today()
     described = _describe(answers[0])
+    note = answers[0].note
     charts: dict[str, str] = {}
     sections: list[str] = []
     md = [f"# {title}", "", f"{described}. Generated {generated.isoformat()}.", ""]
+    if note is not None:
+        md += [f"_{sentence(note)}_", ""]
     nav = []
     for answer in answers:
         spec = QUESTIONS[answer.question]
@@ -279,23 +321,25 @@ def build_report(
         chart = (
             f'<div class="chart">{svg}</div>'
             if svg is not None
-            else f'<p class="empty">{html.escape(answer.empty_text)}</p>'
+            else f'<p class="empty">{html.escape(empty_text(answer))}</p>'
         )
         table = table_html(answer) if answer.rows else ""
+        notes = "".join(f'<p class="note">{html.escape(n)}</p>' for n in footnotes(answer))
         sections.append(
             f'<section id="q-{name}"><h2>{html.escape(spec.title)}</h2>'
-            f'<p class="summary">{html.escape(spec.summary)}</p>{chart}{table}</section>'
+            f'<p class="summary">{html.escape(spec.summary)}</p>{chart}{table}{notes}</section>'
         )
         md += [f"## {spec.title}", "", spec.summary, ""]
         md += _markdown_table(answer, name if svg is not None else None)
+    head_note = "" if note is None else f'<p class="note">{html.escape(sentence(note))}</p>'
     page = (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
         "style-src 'unsafe-inline'; img-src data:\">"
         f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>"
-        f"<header><h1>{html.escape(title)}</h1><p>{html.escape(described)}</p></header>"
-        f"<nav>{''.join(nav)}</nav><main>{''.join(sections)}</main>"
+        f"<header><h1>{html.escape(title)}</h1><p>{html.escape(described)}</p>{head_note}"
+        f"</header><nav>{''.join(nav)}</nav><main>{''.join(sections)}</main>"
         f"<footer>Generated {generated.isoformat()} from anonymous friction signals. "
         f"Every figure: {html.escape(answers[0].provenance)}.</footer></body></html>\n"
     )
@@ -311,7 +355,7 @@ def _markdown_table(answer: Answer[Row], chart: str | None) -> list[str]:
     if chart is not None:
         out += [f"![{chart}](CHARTS/{chart}.svg)", ""]
     if not answer.rows:
-        return out + [f"_{answer.empty_text}_", ""]
+        return out + [f"_{empty_text(answer)}_", ""]
     cols = columns(answer)
     out.append("| " + " | ".join(cols) + " |")
     out.append("|" + "|".join("---" for _ in cols) + "|")
@@ -319,6 +363,7 @@ def _markdown_table(answer: Answer[Row], chart: str | None) -> list[str]:
         out.append("| " + " | ".join(_md_cell(cell_text(row, c)) for c in cols) + " |")
     if len(answer.rows) > TABLE_ROWS:
         out.append(f"\n_{len(answer.rows) - TABLE_ROWS} more rows not shown._")
+    out += [f"\n{n}" for n in footnotes(answer)]
     return out + [""]
 
 

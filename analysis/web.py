@@ -40,7 +40,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Depends, Request
-from fastapi.responses import RedirectResponse, Response, StreamingResponse
+from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from analysis._cells import CUBE_OF, NotReleased, last_released_day
@@ -55,7 +55,7 @@ from analysis._dashboard import (
     render_svgs,
     tool_answers,
 )
-from analysis._export import DAY_KEYS, Downloads
+from analysis._export import DAY_KEYS, Downloads, not_covered_problem
 from analysis._filters import FilterError, Filters, checked_filters
 from analysis._friction import FrictionKey
 from analysis._friction_page import (
@@ -66,7 +66,8 @@ from analysis._friction_page import (
     friction_title,
     friction_view,
 )
-from analysis._html import page_failed, page_start
+from analysis._html import not_found_page, page_failed, page_start
+from analysis._period import NotCovered
 from analysis._prewarm import ViewCache, prewarm
 from analysis._questions import DEFAULT_LIMIT, QUESTIONS, Answer, Question
 from analysis._released import ask_released
@@ -211,13 +212,10 @@ def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
         filters = _filters(query, _FILTER_KEYS | {"limit"})
         limit = _int_param(query, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
 
-        def run(con: Any) -> dict[str, Any]:
-            doc = ask_released(con, q, filters, limit=limit).to_json()
-            doc["released_through"] = _released_through(con)
-            return doc
-
         try:
-            return await db.run(run)
+            return await db.run(lambda con: ask_released(con, q, filters, limit=limit).to_json())
+        except NotCovered as exc:  # the detail says which days the releases do cover
+            raise not_covered_problem(str(exc)) from None
         except NotReleased:
             raise ProblemError(
                 404, "not_released", "That question has no release for the team role."
@@ -303,7 +301,7 @@ def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
         try:
             name = ToolName(tool)
         except ValueError:
-            raise ProblemError(404, "unknown_tool", "No catalogue tool by that name.") from None
+            return _not_found("No tool of the catalogue has that name.", None)
         params = dict(request.query_params)
         filters, exc = _page_filters(params, _FILTER_KEYS - {"tool"})
         key = ("tool", name, filters)
@@ -320,7 +318,11 @@ def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
             return signin.to_login(request)
         key = FrictionKey.parse(tool, error_class, friction_type)
         if key is None:
-            raise ProblemError(404, "unknown_friction", "No friction by that name.")
+            known = tool if tool in ToolName.__members__ else None
+            return _not_found(
+                "No friction by that name: its tool, error class or friction type is not one "
+                "the catalogue knows.", known,
+            )  # fmt: skip
         params = dict(request.query_params)
         filters, exc = _page_filters(params, DAY_KEYS)
 
@@ -345,4 +347,21 @@ def build_router(settings: CollectorSettings, db: Database) -> APIRouter:
             headers={"Cache-Control": "public, max-age=3600"},
         )
 
+    @router.get("/dashboard/{rest:path}", include_in_schema=False)
+    async def no_such_page(rest: str, request: Request) -> Response:
+        """Any other dashboard link (registered last): a page saying so, with a way back."""
+        if not signin.signed_in(request):
+            return signin.to_login(request)
+        return _not_found("There is no dashboard page at that address.", None)
+
     return router
+
+
+def _not_found(message: str, tool: str | None) -> HTMLResponse:
+    """A mistyped dashboard link: an HTML page in the dashboard's frame, with the ways back
+    (the overview, and the tool's page when the link named a known tool); 404. The JSON API
+    keeps its problem documents."""
+    links = [("\u2190 overview", "/dashboard")]
+    if tool is not None:
+        links.append((f"\u2190 tool: {tool}", f"/dashboard/tool/{tool}"))
+    return HTMLResponse(not_found_page(message, links), status_code=404, headers=_PAGE_HEADERS)

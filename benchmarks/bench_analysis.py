@@ -18,7 +18,7 @@ from pathlib import Path
 
 import duckdb
 
-from analysis import Filters, Question, ask, synthesize
+from analysis import Filters, Period, Question, ask, synthesize
 from analysis._charts import clear_chart_cache
 from analysis._dashboard import View, overview_answers, render_svgs, tool_answers
 from analysis._questions import DEFAULT_K, last_day, load_query
@@ -82,8 +82,10 @@ def run() -> None:
         con.execute("SET enable_progress_bar = false")
         try:
             last = last_day(con)
-            default = Filters().resolve(last)
-            full = Filters(start=END_DAY - dt.timedelta(days=90)).resolve(last)
+            assert last is not None
+            # The asked days: 28 and 90 to the last signal (answered over their closed weeks).
+            default = Period(last - dt.timedelta(days=27), last)
+            full = Period(END_DAY - dt.timedelta(days=90), last)
             for question in Question:
                 row: list[object] = [question.value, f"{n // 1_000_000}M"]
                 for period in (default, full):

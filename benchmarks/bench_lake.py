@@ -37,7 +37,7 @@ from pathlib import Path
 
 import duckdb
 
-from analysis import Filters, Question, ask, open_lake, synthesize
+from analysis import Question, ask, open_lake, synthesize
 from analysis._filters import Period
 from analysis._questions import DEFAULT_LIMIT, last_day
 from analysis._released import RELEASED_QUESTIONS, ask_released
@@ -179,7 +179,9 @@ def _triage(root: Path) -> float:
     start = time.perf_counter()
     mirror, _ = open_mirrored(store, mirror_path)
     mirror_again_s = time.perf_counter() - start
-    period = Filters().resolve(last_day(file))
+    last = last_day(file)
+    assert last is not None
+    period = Period(last - dt.timedelta(days=27), last)  # 28 days to the last signal
     rows = []
     worst_view = worst_mirror = 0.0
     for q in Question:

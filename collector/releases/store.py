@@ -48,6 +48,7 @@ __all__ = [
     "release_period",
     "released_periods",
     "released_scales",
+    "released_span",
     "store_period",
 ]
 
@@ -259,6 +260,16 @@ def last_released(con: duckdb.DuckDBPyConnection, cube: str) -> dt.date | None:
     row = con.execute("SELECT max(day) FROM release_periods WHERE cube = $1", [cube]).fetchone()
     value = row[0] if row else None
     return value if isinstance(value, dt.date) else None
+
+
+def released_span(con: duckdb.DuckDBPyConnection, cube: str) -> tuple[dt.date, dt.date] | None:
+    """The first days of ``cube``'s oldest and newest released periods (None before any)."""
+    row = con.execute(
+        "SELECT min(day), max(day) FROM release_periods WHERE cube = $1", [cube]
+    ).fetchone()
+    if row is None or not isinstance(row[0], dt.date) or not isinstance(row[1], dt.date):
+        return None
+    return row[0], row[1]
 
 
 def released_periods(con: duckdb.DuckDBPyConnection, cube: str) -> Sequence[dt.date]:

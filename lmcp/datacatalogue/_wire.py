@@ -17,10 +17,10 @@ from lmcp.datacatalogue._text import short, snake, values_text
 
 
 def example_signal() -> Any:
-    from contract.schema import FrictionSignal
+    from contract.schema import SCHEMA_VERSION, FrictionSignal
 
     doc = {
-        "schema_version": 2,
+        "schema_version": SCHEMA_VERSION,
         "signal_id": "0b7f2c1e-6a43-4a8e-9a51-2f1d3c4b5a69",
         "day": "2026-11-30",
         "friction_type": "repeated_failure",
@@ -156,14 +156,14 @@ def _scalar(annotation: Any, meta: Sequence[Any]) -> tuple[str, str, str]:
 
 def wire_formats(vocabularies: dict[str, tuple[str, ...]]) -> list[DataFormat]:
     from client.sender import USER_AGENT
-    from contract.schema import MAX_BATCH, FrictionSignal
+    from contract.schema import MAX_BATCH, SCHEMA_VERSION, FrictionSignal
 
     example = json.loads(example_signal().model_dump_json())
     walker = _Walker(vocabularies)
     walker.model(FrictionSignal, "", example)
     signal = DataFormat(
         "wire.signal",
-        "Friction signal, version 1",
+        f"Friction signal, version {SCHEMA_VERSION}",  # the version the client sends
         "the JSON body sent to POST /v1/signals (contract/schema/_models.py)",
         "One anonymous signal. Also the content of the outbox, the sent log and the database row.",
         tuple(walker.out),

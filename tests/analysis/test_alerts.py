@@ -51,7 +51,9 @@ _KEY = st.tuples(st.sampled_from(["read_note", "send_email"]), st.sampled_from([
 
 def _top(tool: str, n: int, moe: int, prev_n: int | None = None) -> TopRow:
     change = None if prev_n is None else n - prev_n
-    return TopRow(tool, "timeout", "cannot_complete", n, moe, prev_n, change, None)
+    prev_moe = None if prev_n is None else moe
+    return TopRow(tool, "timeout", "cannot_complete", n, moe, prev_n, prev_moe, change, None, None,
+                  None)  # fmt: skip
 
 
 # -- the pure rules ------------------------------------------------------------------------------
@@ -117,7 +119,7 @@ def test_a_cut_previous_week_calls_nothing_new() -> None:
 @hsettings(max_examples=at_most(100))
 @given(st.lists(st.tuples(st.integers(-14, 20), st.booleans()), max_size=20))
 def test_spikes_are_the_flagged_days_of_the_period(days: list[tuple[int, bool]]) -> None:
-    rows = [TrendRow(NEWEST.start + dt.timedelta(days=d), "all", 50, 4, 10, s) for d, s in days]
+    rows = [TrendRow(NEWEST.start + dt.timedelta(days=d), "all", 50, 4, 10, 3, s) for d, s in days]
     got = spike_alerts(rows, NEWEST)
     want = [r for r in rows if r.spike and NEWEST.start <= r.day <= NEWEST.end]
     assert [a.to_json()["day"] for a in got] == [r.day.isoformat() for r in want]
@@ -126,8 +128,10 @@ def test_spikes_are_the_flagged_days_of_the_period(days: list[tuple[int, bool]])
 
 def test_regressions_are_taken_as_they_are() -> None:
     rows = [
-        RegressionRow("1.1.0", D0, "read_note", "timeout", 40, 4, 20.0, 0, 0.0, "new"),
-        RegressionRow("1.1.0", D0, "send_email", "timeout", 90, 4, 45.0, 30, 15.0, "growing"),
+        RegressionRow("1.1.0", D0, "read_note", "timeout", 40, 4, 20.0, 2.0, 0, 3, 0.0, 0.5, "new"),
+        RegressionRow(
+            "1.1.0", D0, "send_email", "timeout", 90, 4, 45.0, 2.0, 30, 3, 15.0, 1.0, "growing"
+        ),
     ]
     got = [a.to_json() for a in regression_alerts(rows)]
     assert [(g["status"], g["tool"], g["n"], g["moe"]) for g in got] == [

@@ -36,9 +36,11 @@ def test_the_synth_bar_shows_the_time_left() -> None:
 def test_not_a_terminal_means_csv_with_whole_columns(synth_path: Path) -> None:
     result = runner.invoke(app, ["analysis", "top", "--db", str(synth_path), "--exact"])
     assert result.exit_code == 0, result.output
-    rows = list(csv.reader(io.StringIO(result.output)))
+    # stdout is the CSV alone; what the days cover goes to stderr, for the person.
+    rows = list(csv.reader(io.StringIO(result.stdout)))
     assert rows[0][:3] == ["tool", "error_class", "friction_type"]
     assert "\u2026" not in result.output and len(rows) > 1
+    assert result.stderr.startswith("note: the default "), result.stderr
 
 
 @pytest.mark.slow  # a synthetic DuckDB file

@@ -149,8 +149,10 @@ def test_exports_keep_the_filters(dashboard: httpx.Client) -> None:
     windows = rows("platforms", start="2026-05-01", platform="windows")
     assert windows and {r["platform"] for r in windows} == {"windows"}
     may = dashboard.get("/dashboard/export/trends.json", params={"start": "2026-05-01"}).json()
-    assert may["period"]["start"] == "2026-05-01"
-    assert min(r["day"] for r in may["rows"]) >= "2026-05-01"
+    # Asked from May; the releases start in June: the file covers (and says) the released days.
+    assert may["asked"]["start"] == "2026-05-01" and may["period"]["start"] == may["released_from"]
+    assert may["released_from"] in may["note"] and "oldest released week" in may["note"]
+    assert min(r["day"] for r in may["rows"]) >= may["period"]["start"]
 
 
 def test_export_headers(dashboard: httpx.Client) -> None:
@@ -247,13 +249,14 @@ def test_no_csv_cell_is_a_formula() -> None:
         header, cells = parse_csv(out.getvalue())
         return cells
 
-    cells = written(TopRow("=HYPERLINK(1)", "+1", "-x", 5, 2, None, -3, -37.5))
+    cells = written(TopRow("=HYPERLINK(1)", "+1", "-x", 5, 2, None, None, -3, 4, -37.5, 9.1))
     assert cells[:3] == ["'=HYPERLINK(1)", "'+1", "'-x"]
-    assert cells[3:] == ["5", "2", "", "-3", "-37.5"], "numbers stay numbers"
+    assert cells[3:] == ["5", "2", "", "", "-3", "4", "-37.5", "9.1"], "numbers stay numbers"
+    one = (1, 1, 1, 1, 0, 1, 0.0, 1.0)
     for text in ("@SUM(A1)", "\tx", "\rx", "\r\n=1"):
-        assert written(TopRow(text, "a", "b", 1, 1, 1, 0, 0))[0] == "'" + text
+        assert written(TopRow(text, "a", "b", *one))[0] == "'" + text
     # A lone sign is no formula: the shapes' size of a sizeless type stays "-", as in the API.
-    assert written(TopRow("read_note", "a-b", "-", 1, 1, 1, 0, 0))[:3] == ["read_note", "a-b", "-"]
+    assert written(TopRow("read_note", "a-b", "-", *one))[:3] == ["read_note", "a-b", "-"]
 
 
 def _answer_doc() -> dict[str, Any]:

@@ -104,7 +104,8 @@ def _expected_tiles(path: Path) -> dict[str, str]:
         top = ask_released(con, Question.top, Filters(), limit=1).rows[0]
         assert isinstance(top, TopRow)
     return {
-        "signals released": f"{total:,}",
+        # The tile says how many days it sums: the page's covered days, every card's.
+        f"signals released ({(end - start).days + 1} days)": f"{total:,}",
         "spike days": str(len(spike_days)),
         "top friction": f"{top.tool} \u00b7 {top.error_class}",
         "regressions": str(len(regressions)),

@@ -18,9 +18,10 @@ import duckdb
 import httpx
 import pytest
 
-from analysis._cells import ExactSource, ReleasedSource
+from analysis._cells import ExactSource, ReleasedSource, coverage_of
 from analysis._filters import Filters, Period
 from analysis._friction import FrictionKey, friction_figures
+from analysis._period import Coverage
 from analysis._registry import Question
 from analysis._released import ask_released
 from analysis._rows import FrictionVersionRow, TopRow, WeekRow
@@ -50,6 +51,10 @@ def _released_weeks(con: duckdb.DuckDBPyConnection, key: FrictionKey, period: Pe
     return [(day, int(n), math.ceil(1.96 * float(scale))) for day, n, scale in rows]
 
 
+def _covering(con: duckdb.DuckDBPyConnection, period: Period) -> Coverage:
+    return coverage_of(con, Filters(start=period.start, end=period.end))
+
+
 def _top_rows(con: duckdb.DuckDBPyConnection, period: Period) -> list[TopRow]:
     answer = ask_released(con, Question.top, Filters(), limit=1000, period=period)
     return list(answer.narrow(TopRow).rows)
@@ -63,26 +68,25 @@ def test_every_top_friction_has_the_same_figures_on_its_page(
     for row in rows[:12]:
         key = FrictionKey.parse(row.tool, row.error_class, row.friction_type)
         assert key is not None
-        figures = friction_figures(ReleasedSource(synth_con), key, LATE)
-        assert (figures.now.n, figures.now.moe) == (row.n, row.moe), row
-        assert figures.before is not None
-        assert figures.before.n == row.prev_n and figures.change == row.change
-        assert figures.change_pct == row.change_pct
+        figures = friction_figures(ReleasedSource(synth_con), key, _covering(synth_con, LATE))
+        assert figures.row == row, "every figure, with its noise, as its top row shows it"
+        assert row.prev_n is not None and row.prev_moe, "the week before is released"
 
 
 def test_the_trend_is_the_stored_cells_of_each_week(synth_con: duckdb.DuckDBPyConnection) -> None:
     for row in _top_rows(synth_con, WEEKS)[:5]:
         key = FrictionKey.parse(row.tool, row.error_class, row.friction_type)
         assert key is not None
-        figures = friction_figures(ReleasedSource(synth_con), key, WEEKS)
+        figures = friction_figures(ReleasedSource(synth_con), key, _covering(synth_con, WEEKS))
         stored = _released_weeks(synth_con, key, WEEKS)
         assert len(stored) == 2
         weeks = [(r.week, r.n, r.moe) for r in figures.trend]
         assert weeks == [(day, max(0, n), moe) for day, n, moe in stored]
         assert all(r.week_end == r.week + dt.timedelta(days=6) for r in figures.trend)
         # The period's count sums the cells, and its noise the cells' variances.
-        assert figures.now.n == max(0, sum(n for _, n, _ in stored))
-        assert figures.before is None, "the week before the window was never released"
+        assert figures.row.n == max(0, sum(n for _, n, _ in stored))
+        assert figures.row.prev_n is None, "the weeks before the window were never released"
+        assert "no comparison" in figures.coverage.comparison
 
 
 def test_with_the_noise_off_the_figures_are_the_exact_counts(
@@ -91,7 +95,7 @@ def test_with_the_noise_off_the_figures_are_the_exact_counts(
     row = _top_rows(synth_con, WEEKS)[0]
     key = FrictionKey.parse(row.tool, row.error_class, row.friction_type)
     assert key is not None
-    figures = friction_figures(ExactSource(synth_con), key, WEEKS)
+    figures = friction_figures(ExactSource(synth_con), key, _covering(synth_con, WEEKS))
     weekly = dict(
         synth_con.execute(
             "SELECT date_trunc('week', day)::DATE, count(*)::INT FROM signals "
@@ -102,7 +106,7 @@ def test_with_the_noise_off_the_figures_are_the_exact_counts(
     )
     assert {r.week: r.n for r in figures.trend if r.n} == weekly
     assert all(r.moe == 0 for r in figures.trend)
-    assert figures.now.n == sum(weekly.values())
+    assert figures.row.n == sum(weekly.values())
     versions = synth_con.execute(
         "SELECT format('{}.{}.{}', client_version_major, client_version_minor, "
         "client_version_patch) AS v, count(*) FILTER (WHERE tool_attempted::VARCHAR = $1 "
@@ -120,7 +124,7 @@ def test_its_tool_panels_are_the_tool_page_answers(synth_con: duckdb.DuckDBPyCon
     row = _top_rows(synth_con, WEEKS)[0]
     key = FrictionKey.parse(row.tool, row.error_class, row.friction_type)
     assert key is not None
-    figures = friction_figures(ReleasedSource(synth_con), key, WEEKS)
+    figures = friction_figures(ReleasedSource(synth_con), key, _covering(synth_con, WEEKS))
     tool = Filters(start=WEEKS.start, end=WEEKS.end, tool=key.tool)
     for answer in figures.tool_answers:
         again = ask_released(synth_con, answer.question, tool, limit=100)
@@ -164,8 +168,8 @@ def test_the_top_table_and_tile_link_each_friction_to_its_page(dashboard: httpx.
 def test_the_page_shows_its_released_figures_and_links_the_periods(
     dashboard: httpx.Client, synth_path: Any
 ) -> None:
-    first = _first_friction(dashboard, start="2026-06-15")
-    page = dashboard.get(_path(first), params={"start": "2026-06-15"})
+    first = _first_friction(dashboard, start="2026-06-22")
+    page = dashboard.get(_path(first), params={"start": "2026-06-22"})
     assert page.status_code == 200
     text = page.text
     assert "<script" not in text and "default-src 'none'" in page.headers["content-security-policy"]
@@ -176,15 +180,25 @@ def test_the_page_shows_its_released_figures_and_links_the_periods(
     for day, n, moe in stored:
         assert f"<td>{day.isoformat()}</td>" in text and f"{max(0, n):,} \u00b1 {moe:,}" in text
     assert f"{first['n']:,} \u00b1 {first['moe']:,}" in text, "the top row's count, its page's"
-    previous = html.escape(f"{_path(first)}?start=2026-06-01&end=2026-06-14")
+    assert f"{first['prev_n']:,} \u00b1 {first['prev_moe']:,}" in text, "and the week before"
+    assert "Compared with 2026-06-15 to 2026-06-21, the 7 days before." in text
+    previous = html.escape(f"{_path(first)}?start=2026-06-15&end=2026-06-21")
     assert f'id="previous" href="{previous}"' in text
     assert 'id="next"' not in text, "the period ends at the newest release"
     for section in ("trend", "versions", "platforms", "apps", "shapes"):
         assert f'id="q-{section}"' in text, section
-    earlier = dashboard.get(_path(first), params={"start": "2026-06-01", "end": "2026-06-14"})
+    earlier = dashboard.get(_path(first), params={"start": "2026-06-15", "end": "2026-06-21"})
     assert earlier.status_code == 200
-    nxt = html.escape(f"{_path(first)}?start=2026-06-15&end=2026-06-28")
+    nxt = html.escape(f"{_path(first)}?start=2026-06-22&end=2026-06-28")
     assert f'id="next" href="{nxt}"' in earlier.text
+    assert 'id="previous"' not in earlier.text, "no release before the first week"
+    assert "not all released" in earlier.text and "No comparison" in earlier.text
+    # Days no release covers: said, with what the releases do cover and a way to them.
+    never = dashboard.get(_path(first), params={"start": "2026-06-01", "end": "2026-06-14"})
+    assert never.status_code == 200 and 'id="not-covered"' in never.text
+    assert "releases cover 2026-06-15 to 2026-06-28" in never.text and 'id="latest"' in never.text
+    gone = dashboard.get(f"{_path(first)}/export/trend.csv", params={"end": "2026-06-14"})
+    assert gone.status_code == 404 and gone.json()["code"] == "not_covered"
 
 
 @pytest.mark.parametrize("fmt", ["csv", "json"])
@@ -196,16 +210,16 @@ def test_its_panels_download_exactly_the_figures_shown(
     key = FrictionKey.parse(first["tool"], first["error_class"], first["friction_type"])
     assert key is not None
     page = dashboard.get(_path(first))
-    href = html.escape(f"{_path(first)}/export/{panel}.{fmt}?start=2026-06-01&end=2026-06-28")
+    href = html.escape(f"{_path(first)}/export/{panel}.{fmt}?start=2026-06-15&end=2026-06-28")
     assert href in page.text, "the page links its download"
     got = dashboard.get(html.unescape(href))
     assert got.status_code == 200
     assert got.headers["content-disposition"] == (
-        f'attachment; filename="lmcp-friction-{"-".join(key.cell)}-{panel}-2026-06-01-'
+        f'attachment; filename="lmcp-friction-{"-".join(key.cell)}-{panel}-2026-06-15-'
         f'2026-06-28.{fmt}"'
     )
     assert got.headers["cache-control"] == "no-store"
-    figures = friction_figures(ReleasedSource(synth_con), key, WEEKS)
+    figures = friction_figures(ReleasedSource(synth_con), key, _covering(synth_con, WEEKS))
     rows: tuple[WeekRow | FrictionVersionRow, ...] = figures.panel(panel)
     assert rows
     if fmt == "json":
@@ -214,8 +228,9 @@ def test_its_panels_download_exactly_the_figures_shown(
             zip(("tool", "error_class", "friction_type"), key.cell, strict=True)
         )
         assert doc["source"] == "released" and doc["period"] == {
-            "start": "2026-06-01", "end": "2026-06-28"
+            "start": "2026-06-15", "end": "2026-06-28"
         }  # fmt: skip
+        assert doc["previous_period"] is None and doc["previous"] is None, "none released"
         assert doc["total"] == {"n": first["n"], "moe": first["moe"]}
         assert len(doc["rows"]) == len(rows)
         assert all(

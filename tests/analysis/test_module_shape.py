@@ -87,15 +87,15 @@ def test_the_typed_api_has_no_cast() -> None:
 
 def _answer(*rows: TopRow | TrendRow) -> Answer[TopRow | TrendRow]:
     period = Period(dt.date(2026, 3, 2), dt.date(2026, 3, 29))
-    return Answer(Question.top, period, None, Filters(), rows, source="released", note="n")
+    return Answer(Question.top, period, None, Filters(), rows, source="released")
 
 
 def test_narrow_keeps_the_answer_and_refuses_another_row_type() -> None:
-    top = TopRow("read_note", "not_found", "cannot_complete", 10, 2, None, None, None)
+    top = TopRow("read_note", "not_found", "cannot_complete", 10, 2, *(None,) * 6)
     answer = _answer(top)
     narrowed = answer.narrow(TopRow)
     assert dataclasses.astuple(narrowed) == dataclasses.astuple(answer)
     assert narrowed.rows[0].friction_type == "cannot_complete"
-    trend = TrendRow(dt.date(2026, 3, 2), "all", 3, 1, None, False)
+    trend = TrendRow(dt.date(2026, 3, 2), "all", 3, 1, None, None, False)
     with pytest.raises(TypeError):
         _answer(top, trend).narrow(TopRow)

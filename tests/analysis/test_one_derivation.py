@@ -19,8 +19,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from analysis._cells import RELEASED_QUESTIONS, ExactSource, Noisy, ReleasedSource, default_period
-from analysis._filters import FilterError, Filters, Period, Version
+from analysis._cells import (
+    RELEASED_QUESTIONS,
+    ExactSource,
+    Noisy,
+    ReleasedSource,
+    coverage_of,
+    released_span,
+)
+from analysis._filters import FilterError, Filters, Version
+from analysis._period import NotCovered, resolve
 from analysis._questions import Question
 from analysis._released import derive
 from collector.releases.cubes import CUBES
@@ -28,7 +36,6 @@ from collector.releases.mechanism import Calibration
 from collector.releases.store import Draw, count_period, released_periods, store_period
 from contract.days import period_end, periods_between
 from contract.schema import Platform, ToolName
-from tests._synth import SYNTH_TODAY
 from tests.hypothesis_profiles import at_most
 
 
@@ -104,18 +111,22 @@ def test_without_noise_every_released_answer_equals_the_exact_answer(
     limit: int,
 ) -> None:
     filters = Filters(platform=platform, version=version, tool=tool)
-    newest = default_period(noiseless, Filters(), today=SYNTH_TODAY).end
-    end = newest - dt.timedelta(days=back)
-    period = Period(end - dt.timedelta(days=days - 1), end)
+    span = released_span(noiseless)
+    assert span is not None
+    end = span.through - dt.timedelta(days=back)
+    try:  # the days both are asked about: the released weeks of those asked
+        cov = resolve(Filters(start=end - dt.timedelta(days=days - 1), end=end), span)
+    except NotCovered:
+        return  # before the retention window: no release to compare
     exact = _exact_source(noiseless)
     try:
-        released = derive(ReleasedSource(noiseless), question, filters, period, limit)
+        released = derive(ReleasedSource(noiseless), question, filters, cov, limit)
     except FilterError as exc:
         with pytest.raises(FilterError) as same:
-            derive(exact, question, filters, period, limit)
+            derive(exact, question, filters, cov, limit)
         assert str(same.value) == str(exc)
         return
-    answer = derive(exact, question, filters, period, limit)
+    answer = derive(exact, question, filters, cov, limit)
     assert released.rows == answer.rows
     assert released.period == answer.period and released.note == answer.note
     assert all(getattr(r, "moe", 0) == 0 for r in released.rows)
@@ -130,7 +141,7 @@ def test_the_noiseless_file_releases_every_period_it_had(
     noiseless: duckdb.DuckDBPyConnection,
 ) -> None:
     """The comparison above is not vacuous: every question has rows over the default period."""
-    period = default_period(noiseless, Filters(), today=SYNTH_TODAY)
-    assert period.end == period_end(CUBES["friction"].kind, period.end)
+    cov = coverage_of(noiseless, Filters())
+    assert cov.period.end == period_end(CUBES["friction"].kind, cov.period.end)
     for q in RELEASED_QUESTIONS:
-        assert derive(ReleasedSource(noiseless), q, Filters(), period, 20).rows, q
+        assert derive(ReleasedSource(noiseless), q, Filters(), cov, 20).rows, q

@@ -32,16 +32,14 @@ def test_every_value_of_a_vocabulary_has_a_colour() -> None:
 
 
 def test_a_friction_type_keeps_its_colour_whatever_else_is_shown() -> None:
-    one = [TopRow("read_note", "not_found", "other", 10, 3, None, None, None)]
-    every = [
-        TopRow("read_note", "not_found", f.value, 10, 3, None, None, None) for f in FrictionType
-    ]
+    one = [TopRow("read_note", "not_found", "other", 10, 3, *(None,) * 6)]
+    every = [TopRow("read_note", "not_found", f.value, 10, 3, *(None,) * 6) for f in FrictionType]
     colour_of = []
     for rows in (one, every):
         spec = chart_spec(_answer(Question.top, list(rows)))
         assert spec is not None
         colour_of.append(_colours(spec["encoding"]["color"]["scale"])["other"])
-    trend = [TrendRow(_DAY, s, 5, 2, None, s == "all") for s in ("all", "other")]
+    trend = [TrendRow(_DAY, s, 5, 2, None, None, s == "all") for s in ("all", "other")]
     spec = chart_spec(_answer(Question.trends, list(trend)))
     assert spec is not None
     colour_of.append(_colours(spec["layer"][0]["encoding"]["color"]["scale"])["other"])

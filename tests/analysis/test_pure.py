@@ -1,4 +1,5 @@
-"""The pure core: filters, versions, periods and the session cookie (property tests)."""
+"""The pure core: filters, versions, periods and the session cookie (property tests; the
+period an answer covers: ``test_period.py``)."""
 
 from __future__ import annotations
 
@@ -38,19 +39,6 @@ def filters(draw: st.DrawFn) -> Filters:
 @given(f=filters())
 def test_filters_round_trip_through_strings(f: Filters) -> None:
     assert Filters.parse(f.as_strings()) == f
-
-
-@given(f=filters(), last=st.one_of(st.none(), days))
-def test_a_resolved_period_is_never_empty(f: Filters, last: dt.date | None) -> None:
-    try:
-        period = f.resolve(last, today=dt.date(2026, 6, 1))
-    except FilterError:
-        assert f.start is not None and f.end is None  # a start after the data's last day
-        return
-    assert period.start <= period.end
-    previous = period.previous()
-    assert previous.days == period.days
-    assert previous.end + dt.timedelta(days=1) == period.start
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ import pytest
 import analysis
 from analysis import Filters, Period, Question, Version
 from analysis._filters import FilterError
+from analysis._period import NotCovered
 from contract.schema import FrictionSignal, Platform, ToolName
 from tests.analysis.conftest import day, many
 
@@ -243,10 +244,11 @@ def test_attempt_count_distribution(make_db: MakeDb) -> None:
 
 
 @pytest.mark.parametrize("question", list(Question))
-def test_every_question_runs_on_an_empty_table(make_db: MakeDb, question: Question) -> None:
-    answer = analysis.ask(make_db([]), question)
-    assert answer.rows == ()
-    assert answer.period.days == analysis.DEFAULT_DAYS
+def test_every_question_on_an_empty_table_says_nothing_covers_it(
+    make_db: MakeDb, question: Question
+) -> None:
+    with pytest.raises(NotCovered, match="no closed week of this file holds a signal"):
+        analysis.ask(make_db([]), question)
 
 
 @pytest.mark.parametrize("question", list(Question))

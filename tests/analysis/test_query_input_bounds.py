@@ -11,12 +11,14 @@ import io
 from collections.abc import Iterator
 from pathlib import Path
 
+import duckdb
 import httpx
 import pytest
 from pydantic import SecretStr
 from typer.testing import CliRunner
 
 from analysis import Filters
+from analysis._cells import coverage_of, exact_span
 from analysis._filters import FilterError
 from analysis._questions import Question
 from collector.settings import CollectorSettings
@@ -36,9 +38,15 @@ def test_an_invalid_enum_filter_lists_the_allowed_values() -> None:
 
 
 def test_the_default_period_never_ends_after_today() -> None:
+    """A signal dated far ahead (a client's clock) moves no period: the steward's exact view
+    answers closed weeks only, as the team's answers released ones."""
     today = dt.date(2026, 12, 1)
-    period = Filters().resolve(dt.date(9999, 12, 31), today=today)
-    assert period.end == today
+    with duckdb.connect(":memory:") as con:
+        con.execute("CREATE TABLE signals (day DATE)")
+        con.execute("INSERT INTO signals VALUES ('2026-11-02'), ('9999-12-31')")
+        span = exact_span(con, today=today)
+        assert span is not None and span.through == dt.date(2026, 11, 22) < today
+        assert coverage_of(con, Filters(), exact=True, today=today).period.end == span.through
 
 
 @pytest.fixture
@@ -66,10 +74,10 @@ def test_limit_is_honoured_by_every_question(question: Question, synth_path: Pat
     args = ["analysis", question.value, "--db", str(synth_path), "--exact", "--format", "csv"]
     result = runner.invoke(app, [*args, "--limit", "2"])
     assert result.exit_code == 0, result.output
-    rows = list(csv.DictReader(io.StringIO(result.output)))
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))  # the notes go to stderr
     if question is Question.trends:
         assert len({r["day"] for r in rows}) <= 2
     else:
         assert len(rows) <= 2
-    wide = list(csv.DictReader(io.StringIO(runner.invoke(app, args).output)))
+    wide = list(csv.DictReader(io.StringIO(runner.invoke(app, args).stdout)))
     assert len(wide) >= len(rows)

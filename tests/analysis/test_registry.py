@@ -6,7 +6,6 @@ exactly the registry's questions, in its order."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
 from dataclasses import fields
 from pathlib import Path
 
@@ -24,12 +23,10 @@ from analysis._released import DERIVE
 from analysis.cli import app as cli_app
 from analysis.report import answer_all, build_report
 from collector.releases.cubes import CUBES
-from contract.schema import FrictionSignal
 from tests._servers import HANG_S
 from tests.analysis.conftest import TEAM_TOKEN
 
 ANALYSIS = Path(__file__).resolve().parents[2] / "analysis"
-MakeDb = Callable[[Sequence[FrictionSignal]], duckdb.DuckDBPyConnection]
 _SECTION = re.compile(r'<section [^>]*id="q-([a-z_]+)"')
 
 
@@ -98,18 +95,20 @@ def test_dashboard_placement_is_the_registry_placement() -> None:
     assert placed <= set(RELEASED_QUESTIONS), "the dashboard shows released answers only"
 
 
-def test_the_dashboard_page_shows_exactly_the_placed_questions(make_db: MakeDb) -> None:
-    con = make_db([])
-    view = overview_answers(con, Filters())
+def test_the_dashboard_page_shows_exactly_the_placed_questions(
+    synth_con: duckdb.DuckDBPyConnection,
+) -> None:
+    view = overview_answers(synth_con, Filters())
     page = view_page(view, render_svgs(view))
     assert _SECTION.findall(page) == [q.value for q in OVERVIEW]
 
 
-def test_the_report_has_one_section_per_registry_question(make_db: MakeDb) -> None:
-    con = make_db([])
-    released = build_report(answer_all(con)).html
+def test_the_report_has_one_section_per_registry_question(
+    synth_con: duckdb.DuckDBPyConnection,
+) -> None:
+    released = build_report(answer_all(synth_con)).html
     assert _SECTION.findall(released) == [q.value for q in RELEASED_QUESTIONS]
-    exact = build_report(answer_all(con, exact=True)).html
+    exact = build_report(answer_all(synth_con, exact=True)).html
     assert _SECTION.findall(exact) == [q.value for q in Question]
 
 

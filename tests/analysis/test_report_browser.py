@@ -54,7 +54,7 @@ def _top(largest: int) -> Answer[Row]:
     tools = ["search_files", "read_note", "send_email", "recipe_run", "get_datetime"]
     kinds = ["repeated_failure", "task_abandoned", "workaround_needed", "cannot_complete"]
     rows: list[Row] = [
-        TopRow(tool, "timeout", kind, largest // (4 * (rank + 1)), 93, None, None, None)
+        TopRow(tool, "timeout", kind, largest // (4 * (rank + 1)), 93, *(None,) * 6)
         for rank, tool in enumerate(tools)
         for kind in kinds
     ]

@@ -16,9 +16,10 @@ import duckdb
 import httpx
 import pytest
 
-from analysis._cells import ExactSource, ReleasedSource
-from analysis._filters import Period
+from analysis._cells import ExactSource, ReleasedSource, coverage_of
+from analysis._filters import Filters, Period
 from analysis._friction import tool_trend
+from analysis._period import Coverage
 from analysis._session import COOKIE_NAME, make_session
 from collector.releases.store import KEY_SEP
 from contract.schema import ToolName
@@ -28,6 +29,10 @@ from tests.analysis.conftest import TEAM_TOKEN
 
 WEEKS = Period(SYNTH_END - dt.timedelta(days=13), SYNTH_END)
 TOOL = ToolName.search_files
+
+
+def _covering(con: duckdb.DuckDBPyConnection) -> Coverage:
+    return coverage_of(con, Filters(start=WEEKS.start, end=WEEKS.end))
 
 
 def _stored_all(con: duckdb.DuckDBPyConnection) -> dict[dt.date, tuple[int, int]]:
@@ -48,7 +53,7 @@ def _stored_all(con: duckdb.DuckDBPyConnection) -> dict[dt.date, tuple[int, int]
 def test_the_trend_is_the_tools_stored_cells_summed_per_week(
     synth_con: duckdb.DuckDBPyConnection,
 ) -> None:
-    rows = tool_trend(ReleasedSource(synth_con), TOOL, WEEKS)
+    rows = tool_trend(ReleasedSource(synth_con), TOOL, _covering(synth_con))
     overall = {r.week: (r.n, r.moe) for r in rows if r.series == "all"}
     assert overall == _stored_all(synth_con) and len(overall) == 2
     assert all(r.week_end == r.week + dt.timedelta(days=6) for r in rows)
@@ -60,7 +65,7 @@ def test_the_trend_is_the_tools_stored_cells_summed_per_week(
 def test_with_the_noise_off_the_trend_is_the_exact_count(
     synth_con: duckdb.DuckDBPyConnection,
 ) -> None:
-    rows = tool_trend(ExactSource(synth_con), TOOL, WEEKS)
+    rows = tool_trend(ExactSource(synth_con), TOOL, _covering(synth_con))
     counted = dict(
         synth_con.execute(
             "SELECT date_trunc('week', day)::DATE, count(*)::INT FROM signals "
@@ -107,15 +112,17 @@ def test_the_tool_page_shows_and_downloads_its_trend(
     got = dashboard.get(f"/dashboard/tool/{TOOL.value}/export/trend.csv")
     assert got.status_code == 200
     assert got.headers["content-disposition"] == (
-        f'attachment; filename="lmcp-tool-{TOOL.value}-trend-2026-06-01-2026-06-28.csv"'
-    )
+        f'attachment; filename="lmcp-tool-{TOOL.value}-trend-2026-06-15-2026-06-28.csv"'
+    ), "the released weeks of the default period, named by the days they cover"
     table = list(csv.reader(io.StringIO(got.text, newline="")))
     assert table[0] == ["week", "week_end", "series", "n", "moe"]
     overall = {r[0]: (int(r[3]), int(r[4])) for r in table[1:] if r[2] == "all"}
     assert overall == {w.isoformat(): v for w, v in expected.items()}
     doc = dashboard.get(f"/dashboard/tool/{TOOL.value}/export/trend.json").json()
     assert doc["tool"] == TOOL.value and doc["source"] == "released"
-    assert doc["period"] == {"start": "2026-06-01", "end": "2026-06-28"}
+    assert doc["period"] == {"start": "2026-06-15", "end": "2026-06-28"}
+    assert doc["asked"] == {"start": "2026-06-01", "end": "2026-06-28", "default": True}
+    assert doc["note"] and "the oldest released week starts 2026-06-15" in doc["note"]
     assert len(doc["rows"]) == len(table) - 1
 
 
@@ -124,7 +131,8 @@ def test_a_filter_its_release_cannot_take_is_said_not_hidden(dashboard: httpx.Cl
     assert page.status_code == 200
     card = page.text[page.text.index('id="q-weekly"') :]
     card = card[: card.index("</section>")]
-    sentence = "filter 'platform' is not available for the weekly trend"
+    # Said with the card's own title, never an internal name.
+    sentence = "\u201cTrend per week\u201d is released without a platform"
     assert html.escape(sentence) in card and 'class="export"' not in card
     refused = dashboard.get(
         f"/dashboard/tool/{TOOL.value}/export/trend.json", params={"platform": "linux"}

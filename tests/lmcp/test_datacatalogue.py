@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 
 from client.runtime import Runtime
-from contract.schema import MAX_ARGS, RING_SIZE, ErrorClass, ToolName
+from contract.schema import MAX_ARGS, RING_SIZE, SCHEMA_VERSION, ErrorClass, ToolName
 from lmcp.datacatalogue import DataFormat, generate
 
 SECTIONS = Path(__file__).resolve().parents[2] / "lmcp" / "datacatalogue"
@@ -80,3 +80,12 @@ def test_the_client_writes_the_files_the_catalogue_describes(tmp_path: Path) -> 
     assert set(failure) == {f.name for f in catalogued["last_failure.json"].fields}
     sent = json.loads((tmp_path / "sent.jsonl").read_text(encoding="utf-8").splitlines()[0])
     assert set(sent) == {f.name for f in catalogued["sent.jsonl"].fields}
+
+
+def test_the_wire_format_is_titled_by_the_version_it_sends() -> None:
+    """The title names the ``schema_version`` every signal carries, never a version typed by
+    hand (it said "version 1" while the client sent 2)."""
+    signal = _client("wire.signal")
+    fields = {f.name: f for f in signal.fields}
+    assert signal.title == f"Friction signal, version {SCHEMA_VERSION}"
+    assert fields["schema_version"].example == str(SCHEMA_VERSION)
