@@ -116,8 +116,10 @@ def test_headline_tiles_equal_a_direct_computation(
     browser: Browser, headline_url: str, headline_path: Path
 ) -> None:
     expected = _expected_tiles(headline_path)
-    # The dataset is built so a count of (day, series) pairs or a row limit would differ.
-    assert expected["spike days"] == "2" and expected["regressions"] == "24"
+    # The dataset is built so a count of (day, series) pairs or a row limit would differ: more
+    # regressions than a table shows before "more rows" (their exact number moves with the
+    # release's noise: a version counts once it is above its noise in any week).
+    assert expected["spike days"] == "2" and int(expected["regressions"]) > 10
     page = _signed_in(browser, headline_url)
     assert _tiles(page) == expected
     page.context.close()
@@ -194,15 +196,19 @@ def test_one_palette_in_every_view_and_the_report(
     page.context.close()
 
 
-def test_tables_open_beyond_ten_rows(browser: Browser, headline_url: str) -> None:
+def test_tables_open_beyond_ten_rows(
+    browser: Browser, headline_url: str, headline_path: Path
+) -> None:
+    rows = int(_expected_tiles(headline_path)["regressions"])
+    assert rows > 10
     page = _signed_in(browser, headline_url)
     card = page.locator("#q-regressions")
     card.locator("summary", has_text="table").click()
     assert card.locator("tbody tr:visible").count() == 10
     more = card.locator("details.more-rows summary")
-    assert more.inner_text() == "Show 14 more rows"
+    assert more.inner_text() == f"Show {rows - 10} more rows"
     more.click()
-    assert card.locator("tbody tr:visible").count() == 24
+    assert card.locator("tbody tr:visible").count() == rows
     page.context.close()
 
 

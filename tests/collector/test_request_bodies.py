@@ -39,6 +39,7 @@ NO_BODY = [
     ("GET", "/dashboard/friction/{tool}/{error_class}/{friction_type}"),
     ("GET", "/dashboard/friction/{tool}/{error_class}/{friction_type}/export/{name}"),
     ("GET", "/dashboard/login"),
+    ("GET", "/dashboard/{rest:path}"),  # any other dashboard path: the HTML "not found" page
     ("GET", "/dashboard/static/{name}"),
     ("GET", "/dashboard/tool"),
     ("GET", "/dashboard/tool/{tool}"),
