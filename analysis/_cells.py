@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import math
+from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from operator import itemgetter
@@ -355,6 +356,27 @@ def breakdown(parts: Mapping[_K, Acc]) -> tuple[dict[_K, Acc], Acc]:
         whole = _whole([max(0.0, v - tau) for v in values], target)
     out = {k: Acc(float(n), parts[k].var) for k, n in zip(keys, whole, strict=True)}
     return out, Acc(float(target), sum(a.var for a in parts.values()))
+
+
+def series_by_day(
+    cells: Iterable[Noisy], index: int, *, since: dt.date | None = None
+) -> dict[str, dict[dt.date, Acc]]:
+    """Per series -- the cells' key at ``index`` (a friction type), and ``all`` -- each day's
+    (or week's) sum of the cells from ``since`` on, every day's parts and ``all`` following
+    ``breakdown`` (``all`` the sum of the day's cells, its parts adding up to it)."""
+    parts_of: dict[dt.date, dict[str, Acc]] = defaultdict(lambda: defaultdict(Acc))
+    for c in cells:
+        if since is None or c.day >= since:
+            acc = parts_of[c.day][c.key[index]]
+            acc.n += c.n
+            acc.var += c.var
+    series: dict[str, dict[dt.date, Acc]] = defaultdict(dict)
+    for day, parts in parts_of.items():
+        shown_parts, total = breakdown(parts)
+        for name, a in shown_parts.items():
+            series[name][day] = a
+        series["all"][day] = total
+    return series
 
 
 def _shift(values: list[float], target: int) -> float:

@@ -18,8 +18,6 @@ equal the exact counts.
 
 from __future__ import annotations
 
-import datetime as dt
-from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -29,9 +27,9 @@ from analysis._cells import (
     Noisy,
     above,
     aligned,
-    breakdown,
     idx_of,
     moe,
+    series_by_day,
     share,
     shown,
     sum_by,
@@ -156,20 +154,9 @@ def week_rows(cells: Iterable[Noisy], period: Period, *, overall: bool) -> list[
     clamping rule (``breakdown``: ``all`` is the sum of the week's cells, the types add up to
     it; hidden types count in it)."""
     (ft,) = idx_of("friction", "friction_type")
-    types: dict[dt.date, dict[str, Acc]] = defaultdict(lambda: defaultdict(Acc))
-    for c in cells:
-        if c.day < period.start:
-            continue
-        acc = types[c.day][c.key[ft]]
-        acc.n += c.n
-        acc.var += c.var
-    weeks: dict[str, dict[dt.date, Acc]] = defaultdict(dict)
-    for week, parts in types.items():
-        shown_parts, total = breakdown(parts)
-        for series, a in shown_parts.items():
-            weeks[series][week] = a
-        if overall:
-            weeks["all"][week] = total
+    weeks = series_by_day(cells, ft, since=period.start)
+    if not overall:
+        weeks.pop("all", None)
     rows: list[WeekRow] = []
     for series in sorted(weeks, key=lambda s: (s != "all", s)):
         days = weeks[series]

@@ -41,6 +41,7 @@ from analysis._cells import (
     idx_of,
     last_released_day,
     moe,
+    series_by_day,
     share,
     shown,
     sum_by,
@@ -120,18 +121,7 @@ def _trends(src: CellSource, cov: Coverage, filters: Filters, _limit: int) -> li
     cells = filtered("daily", src.cells("daily", period.start - dt.timedelta(days=7),
                                          period.end), filters)  # fmt: skip
     (ft,) = idx_of("daily", "friction_type")
-    types: dict[dt.date, dict[str, Acc]] = defaultdict(lambda: defaultdict(Acc))
-    for c in cells:
-        acc = types[c.day][c.key[ft]]
-        acc.n += c.n
-        acc.var += c.var
-    # Each day's ``all`` (the sum of its cells) and its friction types adding up to it.
-    daily: dict[str, dict[dt.date, Acc]] = defaultdict(dict)
-    for day, parts in types.items():
-        shown_parts, total = breakdown(parts)
-        for series, a in shown_parts.items():
-            daily[series][day] = a
-        daily["all"][day] = total
+    daily = series_by_day(cells, ft)
     rows: list[Row] = []
     for series in sorted(daily, key=lambda s: (s != "all", s)):
         days = daily[series]
