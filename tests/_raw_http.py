@@ -16,6 +16,7 @@ requests that start none. Nothing here has a wall-clock bound but the hang limit
 
 from __future__ import annotations
 
+import json
 import re
 import socket
 from collections.abc import Iterable, Mapping
@@ -27,7 +28,16 @@ from fastapi.routing import iter_route_contexts
 
 from tests._processes import HANG_S
 
-__all__ = ["Answer", "Connection", "chunk", "concrete", "head", "routes"]
+__all__ = [
+    "Answer",
+    "Connection",
+    "assert_refused",
+    "chunk",
+    "chunks_past",
+    "concrete",
+    "head",
+    "routes",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,3 +164,22 @@ def routes(app: Any) -> set[tuple[str, str]]:
 def concrete(template: str) -> str:
     """A path ``template`` matches: each parameter (``{name}``, ``{name:path}``) as ``x``."""
     return re.sub(r"\{[^}]+\}", "x", template)
+
+
+def assert_refused(answer: Answer | None, method: str, status: int, code: str) -> None:
+    """A refusal before the body was asked for: ``status``, and (not for HEAD, which has no
+    body) the problem+json ``code``."""
+    assert answer is not None, "the server closed the connection without an answer"
+    assert answer.status != 100, "the server asked for a body it must refuse"
+    assert answer.status == status, answer
+    if method != "HEAD":
+        assert answer.headers["content-type"] == "application/problem+json"
+        assert json.loads(answer.body)["code"] == code
+
+
+def chunks_past(conn: Connection, budget: int, piece: int = 64 * 1024) -> None:
+    """One byte past ``budget`` in chunks, and no last chunk (the server cannot wait for the
+    end), for as long as the server takes them."""
+    left = budget + 1
+    while left and conn.send(chunk(b"a" * min(left, piece))):
+        left -= min(left, piece)

@@ -12,7 +12,6 @@ the others.
 from __future__ import annotations
 
 import gzip
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +20,14 @@ import pytest
 from collector.ingest_routes import INGEST_PATH
 from collector.settings import CollectorSettings
 from lmcp.apps import collector_app
-from tests._raw_http import Answer, Connection, chunk, concrete, head, routes
+from tests._raw_http import (
+    Connection,
+    assert_refused,
+    chunks_past,
+    concrete,
+    head,
+    routes,
+)
 from tests._servers import collector_process
 
 pytestmark = pytest.mark.slow
@@ -67,14 +73,6 @@ def _media(template: str) -> str:
     return "application/x-www-form-urlencoded" if template == LOGIN else "application/json"
 
 
-def _problem(answer: Answer | None, status: int, code: str) -> None:
-    assert answer is not None, "the server closed the connection without an answer"
-    assert answer.status != 100, "the server asked for a body it must refuse"
-    assert answer.status == status, answer
-    assert answer.headers["content-type"] == "application/problem+json"
-    assert json.loads(answer.body)["code"] == code
-
-
 @pytest.fixture(scope="module")
 def collector(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     folder = tmp_path_factory.mktemp("bodies")
@@ -102,11 +100,7 @@ def test_a_declared_body_over_the_budget_is_refused_before_it_is_sent(
             "Expect": "100-continue",
         }
         assert conn.send(head(method, concrete(template), headers))
-        answer = conn.answer(method=method)
-        if method == "HEAD":
-            assert answer is not None and answer.status == 413
-        else:
-            _problem(answer, 413, "body_too_large")
+        assert_refused(conn.answer(method=method), method, 413, "body_too_large")
 
 
 @pytest.mark.parametrize(("method", "template"), ROUTES)
@@ -117,15 +111,8 @@ def test_a_chunked_body_is_refused_as_soon_as_it_passes_the_budget(
     with Connection(collector) as conn:
         headers = {"Content-Type": _media(template), "Transfer-Encoding": "chunked"}
         conn.send(head(method, concrete(template), headers))
-        # One byte past the budget, and no last chunk: the server cannot wait for the end.
-        left = budget + 1
-        while left and conn.send(chunk(b"a" * min(left, 64 * 1024))):
-            left -= min(left, 64 * 1024)
-        answer = conn.answer(method=method)
-        if method == "HEAD":
-            assert answer is not None and answer.status == 413
-        else:
-            _problem(answer, 413, "body_too_large")
+        chunks_past(conn, budget)
+        assert_refused(conn.answer(method=method), method, 413, "body_too_large")
 
 
 @pytest.mark.parametrize(("method", "template"), ROUTES)
@@ -147,9 +134,9 @@ def test_a_content_coding_is_refused_or_decoded_within_its_cap(
         if method == "HEAD":
             assert answer is not None and answer.status == 415
         elif (method, template) == ("POST", INGEST_PATH):
-            _problem(answer, 413, "decompressed_too_large")
+            assert_refused(answer, method, 413, "decompressed_too_large")
         else:
-            _problem(answer, 415, "unsupported_content_encoding")
+            assert_refused(answer, method, 415, "unsupported_content_encoding")
 
 
 @pytest.mark.parametrize(("method", "template"), ROUTES)
